@@ -1,0 +1,34 @@
+# Quick start: `make demo` and `make test`. Both create .venv when it is absent.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+DEMO_DIR := demo-out
+
+.PHONY: demo test lint format clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	# A CPU build of torch, pinned: an unpinned torch pulls a multi-GB CUDA build.
+	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install --quiet "torch==2.13.0"
+	$(PY) -m pip install --quiet -e ".[test,triton]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/tirc compile examples/gelu_bias.py --dump-after=all --dump-dir $(DEMO_DIR) --check
+	$(VENV)/bin/tirc replay $(DEMO_DIR)/04-fusion.tir
+	$(VENV)/bin/tirc compile examples/gelu_bias.py --backend triton --dump-after=all --dump-dir $(DEMO_DIR)-triton --check
+	$(VENV)/bin/tirc replay $(DEMO_DIR)-triton/02-lower.tir
+
+test: $(STAMP)
+	TRITON_INTERPRET=1 $(PY) -m pytest -q -n 2 tests
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/black --check .
+
+format: $(STAMP)
+	$(VENV)/bin/black .
+
+clean:
+	rm -rf $(DEMO_DIR) $(DEMO_DIR)-triton .pytest_cache

@@ -1,0 +1,69 @@
+"""The on-disk compile cache for C++ kernels.
+
+Keyed by the sha256 of source, compiler identity and flags; guarded by a
+filelock so concurrent processes compiling the same source build it once;
+the shared object is written to a temporary name and renamed into place, so
+no process ever loads a half-written file.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from filelock import FileLock
+
+from ir_text import TircError
+
+CXX_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17", "-fno-math-errno")
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("TIRC_CACHE_DIR") or os.path.join(Path.home(), ".cache", "tirc")
+    return Path(root)
+
+
+def compiler() -> str:
+    return os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++") or "c++"
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_identity(cxx: str) -> str:
+    try:
+        out = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        raise TircError(f"no working C++ compiler ('{cxx}'); install g++ or set CXX") from None
+    return out.splitlines()[0] if out else cxx
+
+
+def build_shared_object(source: str) -> Path:
+    """The path of a shared object built from `source`, compiling it if not cached."""
+    cxx = compiler()
+    key = hashlib.sha256(
+        "\0".join([source, compiler_identity(cxx), *CXX_FLAGS]).encode()
+    ).hexdigest()[:32]
+    directory = cache_dir() / "cpp" / key[:2]
+    target = directory / f"{key}.so"
+    if target.exists():
+        return target
+    directory.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(directory / f"{key}.lock")):
+        if target.exists():
+            return target
+        with tempfile.TemporaryDirectory(dir=directory) as tmp:
+            src = Path(tmp) / "kernels.cpp"
+            src.write_text(source)
+            out = Path(tmp) / "kernels.so"
+            result = subprocess.run(
+                [cxx, *CXX_FLAGS, str(src), "-o", str(out)], capture_output=True, text=True
+            )
+            if result.returncode != 0:
+                first = (result.stderr.strip().splitlines() or ["(no output)"])[:20]
+                raise RuntimeError("C++ compilation failed:\n" + "\n".join(first))
+            os.replace(out, target)
+    return target

@@ -1,0 +1,54 @@
+"""What a generated `output_code.py` imports: loading compiled kernels, checking
+inputs, and switching Triton to its interpreter when there is no GPU."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+import torch
+
+
+def cpp_library(source: str):
+    """Compile (or fetch from the cache) and load the kernels in `source`."""
+    from .cache import build_shared_object
+
+    return ctypes.CDLL(str(build_shared_object(source)))
+
+
+def cpp_kernel(library, name: str, arity: int):
+    fn = getattr(library, name)
+    fn.argtypes = [ctypes.c_void_p] * arity
+    fn.restype = None
+    return fn
+
+
+def use_triton_interpreter(device: str) -> None:
+    """Run Triton kernels through its CPU interpreter when compiling for the CPU;
+    must run before `import triton`, as Triton reads the switch at import."""
+    if device == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+
+
+def assert_input(x, shape, strides, dtype, name: str) -> None:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"input {name}: expected a tensor, got {type(x).__name__}")
+    if tuple(x.shape) != shape or x.dtype != dtype:
+        raise ValueError(f"input {name}: expected {dtype} {list(shape)}, got {x.dtype} {list(x.shape)}")
+    if tuple(x.stride()) != strides and x.numel() > 1:
+        raise ValueError(f"input {name}: expected strides {list(strides)}, got {list(x.stride())}")
+
+
+def random_input(shape, strides, dtype, device, seed: int):
+    """The input a dump's header describes: seeded values in a strided layout."""
+    gen = torch.Generator().manual_seed(seed)
+    size = 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 0
+    if dtype == torch.bool:
+        flat = torch.randint(0, 2, (size,), generator=gen).bool()
+    elif dtype.is_floating_point:
+        flat = torch.randn(size, generator=gen, dtype=torch.float64).to(dtype)
+    else:
+        # Never zero, so integer division in a program cannot trap.
+        flat = torch.randint(-8, 9, (size,), generator=gen)
+        flat = torch.where(flat == 0, torch.ones_like(flat), flat).to(dtype)
+    return flat.to(device).as_strided(shape, strides)

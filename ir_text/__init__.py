@@ -1,0 +1,41 @@
+"""The IR of every stage: data model, grammar, printer, parser, verifier."""
+
+from .dtypes import TORCH_DTYPES, from_torch, is_float, to_torch
+from .errors import TircError, error_at
+from .graph_check import resolve_target, to_torch_arg
+from .index import (
+    FloorDiv,
+    IndexStyle,
+    Mod,
+    contiguous_strides,
+    index_var,
+    loop_vars,
+    render_index,
+    strided_index,
+)
+from .model import (
+    STAGES,
+    BodyOp,
+    BufferType,
+    Dep,
+    Device,
+    Enum,
+    GraphOp,
+    Input,
+    Kernel,
+    Loc,
+    LoopNode,
+    Module,
+    NodeFacts,
+    Refusal,
+    Symbol,
+    TensorType,
+    Value,
+    WrapperLine,
+)
+from .body_ops import BODY_OPS
+from .parser import parse
+from .printer import VERSION, format_literal, print_ir, value_names
+from .verifier import verify
+
+__all__ = [name for name in dir() if not name.startswith("_")]

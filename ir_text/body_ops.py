@@ -1,0 +1,51 @@
+"""The loop-body op set: each op's arity and dtype rule, as one table.
+
+Backends (interpreter, C++, Triton) keep their own tables keyed by the same
+names; tests check that every op here has an entry in each of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .dtypes import FLOAT_DTYPES, INT_DTYPES
+
+
+@dataclass(frozen=True)
+class BodyOpDef:
+    name: str
+    arity: int
+    rule: str  # see _RULES in verifier: same, float, compare, logical, where, cast, ...
+
+
+def _defs(rule: str, arity: int, names: str) -> dict[str, BodyOpDef]:
+    return {n: BodyOpDef(n, arity, rule) for n in names.split()}
+
+
+BODY_OPS: dict[str, BodyOpDef] = {
+    "load": BodyOpDef("load", 1, "load"),
+    "store": BodyOpDef("store", 1, "store"),
+    "constant": BodyOpDef("constant", 0, "constant"),
+    "to_dtype": BodyOpDef("to_dtype", 1, "cast"),
+    "where": BodyOpDef("where", 3, "where"),
+    **_defs("same", 1, "neg abs floor ceil round trunc sign"),
+    **_defs("float", 1, "reciprocal exp exp2 expm1 log log2 log10 log1p sqrt rsqrt"),
+    **_defs("float", 1, "sin cos tan asin acos atan sinh cosh tanh sigmoid erf"),
+    **_defs("same", 2, "add sub mul maximum minimum"),
+    **_defs("float", 2, "truediv pow atan2"),
+    **_defs("same", 2, "floor_divide remainder"),
+    **_defs("bitwise", 2, "bitwise_and bitwise_or bitwise_xor"),
+    **_defs("bitwise", 1, "bitwise_not"),
+    **_defs("compare", 2, "eq ne lt le gt ge"),
+    **_defs("logical", 2, "logical_and logical_or logical_xor"),
+    **_defs("logical", 1, "logical_not isnan"),
+}
+
+# Which operand dtypes a rule accepts (None: any).
+ACCEPTS = {
+    "same": None,
+    "float": FLOAT_DTYPES,
+    "bitwise": INT_DTYPES | {"b8"},
+    "compare": None,
+    "logical": None,
+}

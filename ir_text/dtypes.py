@@ -1,0 +1,36 @@
+"""The dtypes of the IR: short names in the text, torch dtypes in memory."""
+
+from __future__ import annotations
+
+import torch
+
+TORCH_DTYPES: dict[str, torch.dtype] = {
+    "b8": torch.bool,
+    "u8": torch.uint8,
+    "i8": torch.int8,
+    "i16": torch.int16,
+    "i32": torch.int32,
+    "i64": torch.int64,
+    "f16": torch.float16,
+    "bf16": torch.bfloat16,
+    "f32": torch.float32,
+    "f64": torch.float64,
+}
+
+DTYPE_NAMES: dict[torch.dtype, str] = {v: k for k, v in TORCH_DTYPES.items()}
+
+FLOAT_DTYPES = frozenset({"f16", "bf16", "f32", "f64"})
+INT_DTYPES = frozenset({"u8", "i8", "i16", "i32", "i64"})
+
+
+def is_float(dtype: str) -> bool:
+    return dtype in FLOAT_DTYPES
+
+
+def to_torch(dtype: str) -> torch.dtype:
+    return TORCH_DTYPES[dtype]
+
+
+def from_torch(dtype: torch.dtype) -> str | None:
+    """The IR name of a torch dtype, or None when the IR has no such dtype."""
+    return DTYPE_NAMES.get(dtype)

@@ -1,0 +1,43 @@
+"""One error type for every user-facing failure, with an optional source position."""
+
+from __future__ import annotations
+
+
+class TircError(Exception):
+    """A problem in the user's input, reported as `FILE:LINE:COL: error: MESSAGE`."""
+
+    def __init__(
+        self,
+        message: str,
+        file: str | None = None,
+        line: int | None = None,
+        col: int | None = None,
+    ):
+        super().__init__(message)
+        self.message = message
+        self.file = file
+        self.line = line
+        self.col = col
+
+    def located(self, file: str) -> "TircError":
+        """The same error, attributed to `file` when it names no file yet."""
+        if self.file is None:
+            self.file = file
+        return self
+
+    def format(self) -> str:
+        where = self.file or "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.col is not None:
+                where += f":{self.col}"
+        return f"{where}: error: {self.message}"
+
+    def __str__(self) -> str:
+        return self.format()
+
+
+def error_at(pos, message: str) -> TircError:
+    """A TircError at a parsed object's `(line, col)` position (or none)."""
+    line, col = pos if pos else (None, None)
+    return TircError(message, line=line, col=col)

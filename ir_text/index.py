@@ -1,0 +1,181 @@
+"""Index expressions: sympy with integer floor division and modulo, one canonical printer.
+
+The printer defines the canonical text: terms of a sum are ordered by their
+variables (naturally sorted, so i2 comes before i10), constants last; the
+coefficient of a product comes first. Parsing builds the sympy expression back,
+and sympy's own normalisation plus this printer make `print(parse(t)) == t` for
+every printed `t`. Backends render the same structure through `render_index`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sympy
+
+
+class FloorDiv(sympy.Function):
+    """Integer floor division of non-negative index arithmetic."""
+
+    nargs = 2
+    is_integer = True
+
+    @classmethod
+    def eval(cls, a, b):
+        if b == 1:
+            return a
+        if a == 0:
+            return sympy.Integer(0)
+        if a.is_Integer and b.is_Integer:
+            return sympy.Integer(int(a) // int(b))
+        return None
+
+
+class Mod(sympy.Function):
+    """Integer modulo (the sign of the divisor, as Python's `%`)."""
+
+    nargs = 2
+    is_integer = True
+
+    @classmethod
+    def eval(cls, a, b):
+        if b == 1 or a == 0:
+            return sympy.Integer(0)
+        if a.is_Integer and b.is_Integer:
+            return sympy.Integer(int(a) % int(b))
+        return None
+
+
+def index_var(name: str) -> sympy.Symbol:
+    """The loop variable `name` (i0, i1, ... for iteration, r0, ... for reduction)."""
+    return sympy.Symbol(name, integer=True, nonnegative=True)
+
+
+def loop_vars(count: int, prefix: str = "i") -> tuple[sympy.Symbol, ...]:
+    return tuple(index_var(f"{prefix}{k}") for k in range(count))
+
+
+def _natural_key(text: str):
+    return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text)]
+
+
+@dataclass(frozen=True)
+class IndexStyle:
+    """How one target spells the index operators."""
+
+    floordiv: str = "floordiv({}, {})"
+    mod: str = "mod({}, {})"
+    symbol: str = "{}"
+
+
+IR_STYLE = IndexStyle()
+
+
+def render_index(expr, style: IndexStyle = IR_STYLE) -> str:
+    """Canonical text of an index expression in the given style."""
+    expr = sympy.sympify(expr)
+    if expr.is_Integer:
+        return str(int(expr))
+    if expr.is_Symbol:
+        return style.symbol.format(expr.name)
+    if isinstance(expr, sympy.Add):
+        return _render_sum(expr, style)
+    if isinstance(expr, sympy.Mul):
+        coeff, rest = expr.as_coeff_Mul()
+        body = _render_product(rest, style)
+        if coeff == 1:
+            return body
+        if coeff == -1:
+            return "-" + body
+        return f"{int(coeff)}*{body}"
+    if isinstance(expr, sympy.Pow) and expr.exp.is_Integer and expr.exp > 0:
+        base = _render_factor(expr.base, style)
+        return "*".join([base] * int(expr.exp))
+    if isinstance(expr, FloorDiv):
+        return style.floordiv.format(*(render_index(a, style) for a in expr.args))
+    if isinstance(expr, Mod):
+        return style.mod.format(*(render_index(a, style) for a in expr.args))
+    raise ValueError(f"not an index expression: {expr}")
+
+
+def _term_key(term):
+    coeff, rest = term.as_coeff_Mul()
+    if rest == 1:
+        return (1, [], int(coeff))
+    return (0, _natural_key(render_index(rest)), int(coeff))
+
+
+def _render_sum(expr, style) -> str:
+    out = ""
+    for k, term in enumerate(sorted(expr.args, key=_term_key)):
+        text = render_index(term, style)
+        if k == 0:
+            out = text
+        elif text.startswith("-"):
+            out += " - " + text[1:]
+        else:
+            out += " + " + text
+    return out
+
+
+def _render_factor(expr, style) -> str:
+    text = render_index(expr, style)
+    return f"({text})" if isinstance(expr, sympy.Add) else text
+
+
+def _render_product(expr, style) -> str:
+    if not isinstance(expr, sympy.Mul):
+        return _render_factor(expr, style)
+    factors = sorted(expr.args, key=lambda f: _natural_key(render_index(f)))
+    return "*".join(_render_factor(f, style) for f in factors)
+
+
+def index_symbols(expr) -> set[str]:
+    return {s.name for s in sympy.sympify(expr).free_symbols}
+
+
+def index_bounds(expr, ranges: dict[str, int]) -> tuple[int, int]:
+    """Inclusive (low, high) of an index expression over `0 <= var < range`."""
+    expr = sympy.sympify(expr)
+    if expr.is_Integer:
+        return int(expr), int(expr)
+    if expr.is_Symbol:
+        return 0, max(ranges[expr.name] - 1, 0)
+    if isinstance(expr, sympy.Add):
+        parts = [index_bounds(a, ranges) for a in expr.args]
+        return sum(p[0] for p in parts), sum(p[1] for p in parts)
+    if isinstance(expr, (sympy.Mul, sympy.Pow)):
+        factors = expr.args if isinstance(expr, sympy.Mul) else [expr.base] * int(expr.exp)
+        lo, hi = 1, 1
+        for f in factors:
+            flo, fhi = index_bounds(f, ranges)
+            corners = [lo * flo, lo * fhi, hi * flo, hi * fhi]
+            lo, hi = min(corners), max(corners)
+        return lo, hi
+    if isinstance(expr, FloorDiv):
+        (alo, ahi), (blo, bhi) = (index_bounds(a, ranges) for a in expr.args)
+        if blo <= 0:
+            raise ValueError("floordiv by a value that is not positive")
+        return min(alo // blo, alo // bhi), max(ahi // blo, ahi // bhi)
+    if isinstance(expr, Mod):
+        (_, _), (blo, bhi) = (index_bounds(a, ranges) for a in expr.args)
+        if blo <= 0:
+            raise ValueError("mod by a value that is not positive")
+        return 0, bhi - 1
+    raise ValueError(f"not an index expression: {expr}")
+
+
+def contiguous_strides(shape) -> tuple[int, ...]:
+    strides, acc = [], 1
+    for size in reversed(tuple(shape)):
+        strides.append(acc)
+        acc *= max(int(size), 1)
+    return tuple(reversed(strides))
+
+
+def strided_index(variables, strides, offset: int = 0):
+    """The storage offset of element `variables` under `strides`."""
+    return sympy.Integer(offset) + sum(
+        (sympy.Integer(s) * v for v, s in zip(variables, strides)), sympy.Integer(0)
+    )

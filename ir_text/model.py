@@ -1,0 +1,216 @@
+"""The IR data model shared by every stage.
+
+Values are identity-hashed and carry only a name hint; the printer assigns
+the names. Everything else is plain data. `pos` fields hold the (line, col)
+a parsed object came from, for error messages; they never reach the text.
+
+A module grows section by section as it goes down the pipeline:
+capture: `graph` ops; lower: `nodes` (loop nodes); schedule: + `facts`;
+fusion: + `kernels`/`refusals`; memplan: + `wrapper`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+STAGES = ("capture", "lower", "schedule", "fusion", "memplan")
+
+
+class Value:
+    """An SSA value. Equality is identity; `hint` only suggests a name."""
+
+    __slots__ = ("hint", "type", "pos")
+
+    def __init__(self, hint: str = "", type: Any = None, pos=None):
+        self.hint = hint
+        self.type = type
+        self.pos = pos
+
+    def __repr__(self) -> str:
+        return f"Value({self.hint!r}, {self.type!r})"
+
+
+@dataclass(frozen=True)
+class TensorType:
+    dtype: str
+    shape: tuple[int, ...]
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+
+@dataclass(frozen=True)
+class BufferType:
+    """A tensor with a memory layout: what loop nodes produce."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+
+    @property
+    def tensor(self) -> TensorType:
+        return TensorType(self.dtype, self.shape)
+
+    @property
+    def numel(self) -> int:
+        return self.tensor.numel
+
+    @property
+    def storage_size(self) -> int:
+        if any(s == 0 for s in self.shape):
+            return 0
+        return 1 + sum((s - 1) * st for s, st in zip(self.shape, self.strides))
+
+
+@dataclass(frozen=True)
+class Loc:
+    file: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Enum:
+    """A bare name literal: a dtype (`f32`), `strided`, `contiguous_format`, ..."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """An `@name` reference (a kernel, or `@return` for the graph output)."""
+
+    name: str
+
+
+# Literal = int | float | bool | str | None | Enum | Device | tuple[Literal|Value, ...]
+
+
+@dataclass(eq=False)
+class Input:
+    """A graph input; its value's type is a BufferType (shape, strides, dtype)."""
+
+    value: Value
+    device: str
+    seed: int
+    pos: Any = field(default=None, compare=False)
+
+
+@dataclass(eq=False)
+class GraphOp:
+    """A capture-stage op: `%r = aten.add.Tensor(%a, %b) {alpha = 2} : f32[8]`."""
+
+    results: tuple[Value, ...]
+    target: str
+    args: tuple
+    kwargs: tuple[tuple[str, Any], ...]
+    loc: Loc | None = None
+    pos: Any = field(default=None, compare=False)
+
+
+@dataclass(eq=False)
+class BodyOp:
+    """One op of a loop body. `load` has attr `index`; `store` has no result."""
+
+    result: Value | None
+    op: str
+    operands: tuple[Value, ...]
+    attrs: tuple[tuple[str, Any], ...] = ()
+    pos: Any = field(default=None, compare=False)
+
+    def attr(self, key: str, default=None):
+        return dict(self.attrs).get(key, default)
+
+
+@dataclass(eq=False)
+class LoopNode:
+    """A buffer computed by a loop nest: `%buf0 = loop.pointwise [i0 < 8] ...`."""
+
+    result: Value
+    kind: str
+    ranges: tuple[int, ...]
+    reduction_ranges: tuple[int, ...]
+    attrs: tuple[tuple[str, Any], ...]
+    body: list[BodyOp]
+    loc: Loc | None = None
+    pos: Any = field(default=None, compare=False)
+
+    @property
+    def type(self) -> BufferType:
+        return self.result.type
+
+
+@dataclass(frozen=True)
+class Dep:
+    """A read or write of `buffer` at `index` (None: the whole buffer)."""
+
+    buffer: Value
+    index: Any
+
+
+@dataclass(eq=False)
+class NodeFacts:
+    """Derived scheduling facts of one node, printed in the schedule dump."""
+
+    node: Value
+    group: tuple[int, int]
+    reads: tuple[Dep, ...]
+    users: tuple[Any, ...]  # Values, or Symbol("return")
+    pos: Any = field(default=None, compare=False)
+
+
+@dataclass(eq=False)
+class Kernel:
+    name: Symbol
+    nodes: tuple[Value, ...]
+    attrs: tuple[tuple[str, Any], ...]
+    pos: Any = field(default=None, compare=False)
+
+
+@dataclass(eq=False)
+class Refusal:
+    first: Value
+    second: Value
+    reason: str
+    pos: Any = field(default=None, compare=False)
+
+
+@dataclass(eq=False)
+class WrapperLine:
+    """`alloc %b`, `free %b`, `launch @k(%ins) -> (%outs)`."""
+
+    op: str
+    kernel: Symbol | None
+    operands: tuple[Value, ...]
+    results: tuple[Value, ...] = ()
+    pos: Any = field(default=None, compare=False)
+
+
+@dataclass(eq=False)
+class Module:
+    stage: str
+    source: str
+    version: str
+    options: tuple[tuple[str, Any], ...]
+    inputs: list[Input]
+    graph: list[GraphOp] = field(default_factory=list)
+    nodes: list[LoopNode] = field(default_factory=list)
+    outputs: tuple[Value, ...] = ()
+    facts: list[NodeFacts] | None = None
+    kernels: list[Kernel] | None = None
+    refusals: list[Refusal] | None = None
+    wrapper: list[WrapperLine] | None = None
+    outputs_pos: Any = field(default=None, compare=False)
+
+    @property
+    def stage_index(self) -> int:
+        return STAGES.index(self.stage)

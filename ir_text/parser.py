@@ -1,0 +1,456 @@
+"""Text -> Module: the lark grammar plus a Transformer that builds the dataclasses.
+
+Names are resolved while transforming (lark visits children left to right,
+so every definition is seen before its uses); an unknown name is an error at
+its position. Stage rules are checked afterwards by `verifier.verify`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+
+import lark
+import sympy
+from lark import Token, Transformer, v_args
+
+from . import index as ix
+from .errors import TircError
+from .model import (
+    STAGES,
+    BodyOp,
+    BufferType,
+    Dep,
+    Device,
+    Enum,
+    GraphOp,
+    Input,
+    Kernel,
+    Loc,
+    LoopNode,
+    Module,
+    NodeFacts,
+    Refusal,
+    Symbol,
+    TensorType,
+    Value,
+    WrapperLine,
+)
+
+GRAMMAR = Path(__file__).with_name("grammar.lark")
+
+# Readable names for the grammar's terminals in "expected ..." messages.
+_TOKEN_NAMES = {
+    "VALUE": "a %value",
+    "SYMBOL": "an @symbol",
+    "NAME": "a name",
+    "OPNAME": "an op name",
+    "INT": "an integer",
+    "FLOAT": "a number",
+    "STRING": "a string",
+}
+
+
+@functools.lru_cache(maxsize=1)
+def _lark() -> lark.Lark:
+    return lark.Lark(
+        GRAMMAR.read_text(), parser="lalr", propagate_positions=True, maybe_placeholders=True
+    )
+
+
+def _pos(meta_or_token):
+    line = getattr(meta_or_token, "line", None)
+    col = getattr(meta_or_token, "column", None)
+    return (line, col) if line is not None else None
+
+
+def _fail(where, message: str) -> TircError:
+    pos = _pos(where)
+    return TircError(message, line=pos[0] if pos else None, col=pos[1] if pos else None)
+
+
+def _unquote(token: str) -> str:
+    body = token[1:-1]
+    out, k = [], 0
+    while k < len(body):
+        ch = body[k]
+        if ch == "\\" and k + 1 < len(body):
+            nxt = body[k + 1]
+            out.append({"n": "\n", "t": "\t"}.get(nxt, nxt))
+            k += 2
+        else:
+            out.append(ch)
+            k += 1
+    return "".join(out)
+
+
+def _is_anonymous(name: str) -> bool:
+    """Numeric names (%0) and buffer names (%buf3) are renumbered by the printer."""
+    return name.isdigit() or (name.startswith("buf") and name[3:].isdigit())
+
+
+@v_args(meta=True)
+class _Builder(Transformer):
+    def __init__(self):
+        super().__init__()
+        self.globals: dict[str, Value] = {}
+        self.locals: dict[str, Value] = {}
+        self.symbols: dict[str, Symbol] = {}
+        self.in_body = False
+
+    # ---- names
+    def _define(self, token: Token, type_, scope: dict) -> Value:
+        name = str(token)[1:]
+        if name in scope or (scope is self.locals and name in self.globals):
+            raise _fail(token, f"%{name} is defined twice")
+        value = Value("" if _is_anonymous(name) else name, type_, _pos(token))
+        scope[name] = value
+        return value
+
+    def _use(self, token: Token) -> Value:
+        name = str(token)[1:]
+        value = self.locals.get(name) or self.globals.get(name)
+        if value is None:
+            raise _fail(token, f"use of undefined value %{name}")
+        return value
+
+    # ---- module
+    def start(self, meta, children):
+        (version, stage, source), *items = children
+        module = Module(stage=stage, source=source, version=version, options=(), inputs=[])
+        for kind, payload in items:
+            if kind == "options":
+                module.options = payload
+            elif kind == "input":
+                module.inputs.append(payload)
+            elif kind == "graph":
+                module.graph.append(payload)
+            elif kind == "node":
+                module.nodes.append(payload)
+            elif kind == "return":
+                module.outputs, module.outputs_pos = payload
+            elif kind == "fusion":
+                module.kernels, module.refusals = payload
+            else:
+                setattr(module, kind, payload)
+        return module
+
+    def header(self, meta, children):
+        version, stage, source = children
+        if str(stage) not in STAGES:
+            raise _fail(stage, f"unknown stage '{stage}' (expected one of {', '.join(STAGES)})")
+        return str(version), str(stage), _unquote(source)
+
+    def options(self, meta, children):
+        return "options", children[0]
+
+    def input_decl(self, meta, children):
+        token, ttype, attrs = children
+        attrs = dict(attrs)
+        missing = [k for k in ("device", "seed", "strides") if k not in attrs]
+        if missing:
+            raise _fail(token, f"input {token} lacks attribute(s) {', '.join(missing)}")
+        strides = attrs["strides"]
+        if not (isinstance(strides, tuple) and all(isinstance(s, int) for s in strides)):
+            raise _fail(token, f"input {token}: strides must be a list of integers")
+        if len(strides) != len(ttype.shape):
+            raise _fail(token, f"input {token}: {len(strides)} strides for a rank-{len(ttype.shape)} tensor")
+        device = attrs["device"]
+        device = device.name if isinstance(device, Device) else device
+        if not isinstance(device, str) or not isinstance(attrs["seed"], int):
+            raise _fail(token, f"input {token}: device must be device(\"...\") and seed an integer")
+        extra = sorted(set(attrs) - {"device", "seed", "strides"})
+        if extra:
+            raise _fail(token, f"input {token}: unknown attribute '{extra[0]}'")
+        buffer_type = BufferType(ttype.dtype, ttype.shape, tuple(strides))
+        value = self._define(token, buffer_type, self.globals)
+        return "input", Input(value, device, attrs["seed"], _pos(token))
+
+    def graph_op(self, meta, children):
+        results, target, args, attrs, types, loc = children
+        if len(types) != len(results):
+            raise _fail(meta, f"{len(results)} result(s) but {len(types)} type(s)")
+        values = tuple(self._define(t, ty, self.globals) for t, ty in zip(results, types))
+        return "graph", GraphOp(values, str(target), tuple(args or ()), attrs or (), loc, _pos(meta))
+
+    def loop_node(self, meta, children):
+        results, kind, ranges, attrs, ttype, strides, *rest = children
+        *body, loc = rest
+        if len(results) != 1:
+            raise _fail(meta, "a loop node defines exactly one buffer")
+        if not kind.startswith("loop."):
+            raise _fail(kind, f"'{kind}' is not a loop op (expected loop.pointwise)")
+        if len(strides) != len(ttype.shape):
+            raise _fail(meta, f"{len(strides)} strides for a rank-{len(ttype.shape)} buffer")
+        self.locals = {}
+        value = self._define(results[0], BufferType(ttype.dtype, ttype.shape, strides), self.globals)
+        iter_ranges, red_ranges = ranges
+        return "node", LoopNode(
+            value, str(kind)[5:], iter_ranges, red_ranges, attrs or (), list(body), loc, _pos(meta)
+        )
+
+    def return_stmt(self, meta, children):
+        values = children[0] or []
+        return "return", (tuple(self._use(v) for v in values), _pos(meta))
+
+    def results(self, meta, children):
+        return list(children)
+
+    def values(self, meta, children):
+        return list(children)
+
+    # ---- types and literals
+    def type_list(self, meta, children):
+        return list(children)
+
+    def tensor_type(self, meta, children):
+        dtype, dims = children
+        from .dtypes import TORCH_DTYPES
+
+        if str(dtype) not in TORCH_DTYPES:
+            raise _fail(dtype, f"unknown dtype '{dtype}'")
+        shape = tuple(dims or ())
+        if any(d < 0 for d in shape):
+            raise _fail(dtype, "negative size in a shape")
+        return TensorType(str(dtype), shape)
+
+    def int_list(self, meta, children):
+        return tuple(children[0] or ())
+
+    def ints(self, meta, children):
+        return [int(c) for c in children]
+
+    def loc(self, meta, children):
+        return Loc(_unquote(children[0]), int(children[1]))
+
+    def attrs(self, meta, children):
+        pairs = [c for c in children if c is not None]
+        keys = [k for k, _ in pairs]
+        for (key, _), token in zip(pairs, keys):
+            if keys.count(key) > 1:
+                raise _fail(meta, f"attribute '{key}' given twice")
+        return tuple(sorted(pairs, key=lambda kv: kv[0]))
+
+    def attr(self, meta, children):
+        return str(children[0]), children[1]
+
+    def args(self, meta, children):
+        return list(children)
+
+    def value_ref(self, meta, children):
+        return self._use(children[0])
+
+    def int_lit(self, meta, children):
+        return int(children[0])
+
+    def float_lit(self, meta, children):
+        return float(children[0])
+
+    def string_lit(self, meta, children):
+        return _unquote(children[0])
+
+    def true_lit(self, meta, children):
+        return True
+
+    def false_lit(self, meta, children):
+        return False
+
+    def none_lit(self, meta, children):
+        return None
+
+    def inf_lit(self, meta, children):
+        return math.inf
+
+    def ninf_lit(self, meta, children):
+        return -math.inf
+
+    def nan_lit(self, meta, children):
+        return math.nan
+
+    def enum_lit(self, meta, children):
+        return Enum(str(children[0]))
+
+    def symbol_lit(self, meta, children):
+        return Symbol(str(children[0])[1:])
+
+    def device_lit(self, meta, children):
+        return Device(_unquote(children[0]))
+
+    def list_lit(self, meta, children):
+        return tuple(children[0] or ())
+
+    # ---- loop dialect
+    def ranges(self, meta, children):
+        iters, reds = children
+        iters, reds = tuple(iters or ()), tuple(reds or ())
+        for prefix, group in (("i", iters), ("r", reds)):
+            for k, (name, _) in enumerate(group):
+                if name != f"{prefix}{k}":
+                    raise _fail(meta, f"loop variable '{name}' should be named '{prefix}{k}'")
+        return tuple(s for _, s in iters), tuple(s for _, s in reds)
+
+    def range_list(self, meta, children):
+        return list(children)
+
+    def loop_range(self, meta, children):
+        name, size = children
+        if int(size) < 0:
+            raise _fail(size, "negative loop range")
+        return str(name), int(size)
+
+    def load_op(self, meta, children):
+        result, buffer, index, dtype = children
+        source = self._use(buffer)
+        value = self._define(result, str(dtype), self.locals)
+        return BodyOp(value, "load", (source,), (("index", index),), _pos(meta))
+
+    def store_op(self, meta, children):
+        return BodyOp(None, "store", (self._use(children[0]),), (), _pos(meta))
+
+    def generic_op(self, meta, children):
+        result, name, args, attrs, dtype = children
+        args = list(args or ())
+        if not all(isinstance(a, Value) for a in args):
+            raise _fail(meta, f"operands of '{name}' must be %values (put literals in attributes)")
+        value = self._define(result, str(dtype), self.locals)
+        return BodyOp(value, str(name), tuple(args), attrs or (), _pos(meta))
+
+    def idx_add(self, meta, c):
+        return c[0] + c[1]
+
+    def idx_sub(self, meta, c):
+        return c[0] - c[1]
+
+    def idx_mul(self, meta, c):
+        return c[0] * c[1]
+
+    def idx_int(self, meta, c):
+        return sympy.Integer(int(c[0]))
+
+    def idx_var(self, meta, c):
+        return ix.index_var(str(c[0]))
+
+    def idx_neg(self, meta, c):
+        return -c[0]
+
+    def idx_floordiv(self, meta, c):
+        return ix.FloorDiv(c[0], c[1])
+
+    def idx_mod(self, meta, c):
+        return ix.Mod(c[0], c[1])
+
+    # ---- schedule, fusion, memplan
+    def schedule(self, meta, children):
+        return "facts", list(children)
+
+    def fact(self, meta, children):
+        node, numel, rnumel, deps, users = children
+        return NodeFacts(
+            self._use(node), (int(numel), int(rnumel)), tuple(deps or ()), tuple(users or ()), _pos(meta)
+        )
+
+    def deps(self, meta, children):
+        return list(children)
+
+    def mem_dep(self, meta, children):
+        return Dep(self._use(children[0]), children[1])
+
+    def star_dep(self, meta, children):
+        return Dep(self._use(children[0]), None)
+
+    def users(self, meta, children):
+        return list(children)
+
+    def fusion(self, meta, children):
+        kernels = [c for c in children if isinstance(c, Kernel)]
+        refusals = [c for c in children if isinstance(c, Refusal)]
+        return "fusion", (kernels, refusals)
+
+    def kernel(self, meta, children):
+        symbol, nodes, attrs = children
+        name = str(symbol)[1:]
+        if name in self.symbols:
+            raise _fail(symbol, f"kernel @{name} is defined twice")
+        self.symbols[name] = Symbol(name)
+        return Kernel(self.symbols[name], tuple(self._use(v) for v in nodes), attrs or (), _pos(meta))
+
+    def refusal(self, meta, children):
+        first, second, attrs = children
+        reason = dict(attrs).get("reason")
+        if not isinstance(reason, str):
+            raise _fail(meta, "refused(...) needs a string attribute 'reason'")
+        return Refusal(self._use(first), self._use(second), reason, _pos(meta))
+
+    def wrapper(self, meta, children):
+        return "wrapper", list(children)
+
+    def alloc_line(self, meta, children):
+        return WrapperLine("alloc", None, (self._use(children[0]),), (), _pos(meta))
+
+    def free_line(self, meta, children):
+        return WrapperLine("free", None, (self._use(children[0]),), (), _pos(meta))
+
+    def launch_line(self, meta, children):
+        symbol, ins, outs = children
+        name = str(symbol)[1:]
+        if name not in self.symbols:
+            raise _fail(symbol, f"launch of undefined kernel @{name}")
+        return WrapperLine(
+            "launch",
+            self.symbols[name],
+            tuple(self._use(v) for v in ins or ()),
+            tuple(self._use(v) for v in outs or ()),
+            _pos(meta),
+        )
+
+
+def _describe_expected(expected) -> str:
+    names = sorted({_TOKEN_NAMES.get(t, None) or _literal_name(t) for t in expected})
+    if len(names) > 6:
+        names = names[:6] + ["..."]
+    return ", ".join(names)
+
+
+def _literal_name(terminal: str) -> str:
+    pattern = _lark().get_terminal(terminal).pattern
+    return f"'{pattern.value}'" if pattern.type == "str" else terminal.lower()
+
+
+def parse(text: str, filename: str = "<input>") -> Module:
+    """Parse IR text into a Module. Raises TircError with the file, line and column."""
+    try:
+        tree = _lark().parse(text)
+    except lark.exceptions.UnexpectedEOF as err:
+        lines = text.splitlines() or [""]
+        raise TircError(
+            f"unexpected end of file (expected {_describe_expected(err.expected)})",
+            filename,
+            len(lines),
+            len(lines[-1]) + 1,
+        ) from None
+    except lark.exceptions.UnexpectedCharacters as err:
+        raise TircError(
+            f"unexpected character {text[err.pos_in_stream]!r}", filename, err.line, err.column
+        ) from None
+    except lark.exceptions.UnexpectedToken as err:
+        if err.token.type == "$END":
+            lines = text.splitlines() or [""]
+            raise TircError(
+                f"unexpected end of file (expected {_describe_expected(err.expected)})",
+                filename,
+                len(lines),
+                len(lines[-1]) + 1,
+            ) from None
+        raise TircError(
+            f"unexpected '{err.token}' (expected {_describe_expected(err.expected)})",
+            filename,
+            err.line,
+            err.column,
+        ) from None
+    try:
+        return _Builder().transform(tree)
+    except lark.exceptions.VisitError as err:
+        if isinstance(err.orig_exc, TircError):
+            raise err.orig_exc.located(filename) from None
+        raise

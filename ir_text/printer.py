@@ -1,0 +1,212 @@
+"""Module -> text: the inverse of the parser, and the definition of canonical form.
+
+The printer assigns every value its name: inputs and named values keep their
+hint (made unique), anonymous graph values are numbered %0, %1, ..., loop
+buffers %buf0, %buf1, ... and loop-body values %0, %1, ... per body, all in
+definition order. Attributes are printed sorted by key.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .index import render_index
+from .model import Device, Enum, Module, Symbol, Value
+
+VERSION = "0.1"
+
+
+class _Namer:
+    def __init__(self):
+        self.names: dict[int, str] = {}
+        self.used: set[str] = set()
+        self.counters: dict[str, int] = {}
+
+    def define(self, value: Value, prefix: str) -> str:
+        hint = value.hint
+        if hint:
+            name, k = hint, 1
+            while name in self.used:
+                name, k = f"{hint}_{k}", k + 1
+        else:
+            while True:
+                n = self.counters.get(prefix, 0)
+                self.counters[prefix] = n + 1
+                name = f"{prefix}{n}"
+                if name not in self.used:
+                    break
+        self.used.add(name)
+        self.names[id(value)] = name
+        return "%" + name
+
+    def __call__(self, value: Value) -> str:
+        return "%" + self.names[id(value)]
+
+
+def format_literal(value, names=None) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        return f'"{escaped}"'
+    if isinstance(value, Enum):
+        return value.name
+    if isinstance(value, Device):
+        return f'device("{value.name}")'
+    if isinstance(value, Symbol):
+        return "@" + value.name
+    if isinstance(value, Value):
+        return names(value)
+    if isinstance(value, tuple):
+        return "[" + ", ".join(format_literal(v, names) for v in value) + "]"
+    raise TypeError(f"cannot print literal {value!r}")
+
+
+def format_attrs(attrs, names=None) -> str:
+    inner = ", ".join(f"{k} = {format_literal(v, names)}" for k, v in sorted(attrs))
+    return "{" + inner + "}"
+
+
+def format_type(t) -> str:
+    return f"{t.dtype}[{', '.join(map(str, t.shape))}]"
+
+
+def _loc(loc) -> str:
+    return f' loc("{loc.file}":{loc.line})' if loc else ""
+
+
+def _ranges(node) -> str:
+    iters = ", ".join(f"i{k} < {s}" for k, s in enumerate(node.ranges))
+    if not node.reduction_ranges:
+        return f"[{iters}]"
+    reds = ", ".join(f"r{k} < {s}" for k, s in enumerate(node.reduction_ranges))
+    return f"[{iters}; {reds}]"
+
+
+class _Printer:
+    def __init__(self, module: Module):
+        self.m = module
+        self.names = _Namer()
+        self.lines: list[str] = []
+
+    def run(self) -> str:
+        m = self.m
+        self.lines.append(f'tirc {m.version} stage={m.stage} source="{_escape(m.source)}"')
+        self.lines.append("options " + format_attrs(m.options))
+        for inp in m.inputs:
+            name = self.names.define(inp.value, "arg")
+            attrs = (("device", inp.device), ("seed", inp.seed), ("strides", inp.value.type.strides))
+            self.lines.append(f"input {name} : {format_type(inp.value.type)} {format_attrs(attrs)}")
+        self.lines.append("")
+        for op in m.graph:
+            self._graph_op(op)
+        for node in m.nodes:
+            self._loop_node(node)
+        outs = ", ".join(self.names(v) for v in m.outputs)
+        self.lines.append(f"return ({outs})")
+        if m.facts is not None:
+            self._schedule()
+        if m.kernels is not None:
+            self._fusion()
+        if m.wrapper is not None:
+            self._wrapper()
+        return "\n".join(self.lines) + "\n"
+
+    def _graph_op(self, op):
+        results = ", ".join(self.names.define(v, "") for v in op.results)
+        args = ", ".join(format_literal(a, self.names) for a in op.args)
+        attrs = " " + format_attrs(op.kwargs, self.names) if op.kwargs else ""
+        types = [format_type(v.type) for v in op.results]
+        type_text = types[0] if len(types) == 1 else "(" + ", ".join(types) + ")"
+        self.lines.append(f"{results} = {op.target}({args}){attrs} : {type_text}{_loc(op.loc)}")
+
+    def _loop_node(self, node):
+        name = self.names.define(node.result, "buf")
+        t = node.result.type
+        attrs = " " + format_attrs(node.attrs, self.names) if node.attrs else ""
+        strides = ", ".join(map(str, t.strides))
+        self.lines.append(
+            f"{name} = loop.{node.kind} {_ranges(node)}{attrs} : {format_type(t)} strides [{strides}] {{"
+        )
+        local = _Namer()
+        local.names = dict(self.names.names)
+        local.used = set(self.names.used)
+        for op in node.body:
+            self.lines.append("  " + self._body_op(op, local))
+        self.lines.append("}" + _loc(node.loc))
+
+    def _body_op(self, op, local) -> str:
+        if op.op == "store":
+            return f"store {local(op.operands[0])}"
+        result = local.define(op.result, "")
+        if op.op == "load":
+            index = render_index(op.attr("index"))
+            return f"{result} = load {local(op.operands[0])}[{index}] : {op.result.type}"
+        operands = ", ".join(local(v) for v in op.operands)
+        attrs = " " + format_attrs(op.attrs, local) if op.attrs else ""
+        return f"{result} = {op.op}({operands}){attrs} : {op.result.type}"
+
+    def _dep(self, dep) -> str:
+        index = "*" if dep.index is None else render_index(dep.index)
+        return f"{self.names(dep.buffer)}[{index}]"
+
+    def _schedule(self):
+        self.lines += ["", "schedule {"]
+        for f in self.m.facts:
+            reads = ", ".join(self._dep(d) for d in f.reads)
+            users = ", ".join(format_literal(u, self.names) for u in f.users)
+            self.lines.append(
+                f"  node {self.names(f.node)} group ({f.group[0]}, {f.group[1]})"
+                f" reads [{reads}] users [{users}]"
+            )
+        self.lines.append("}")
+
+    def _fusion(self):
+        self.lines += ["", "fusion {"]
+        for k in self.m.kernels:
+            nodes = ", ".join(self.names(v) for v in k.nodes)
+            attrs = " " + format_attrs(k.attrs, self.names) if k.attrs else ""
+            self.lines.append(f"  kernel @{k.name.name} = fuse({nodes}){attrs}")
+        for r in self.m.refusals or ():
+            reason = format_literal(r.reason)
+            self.lines.append(
+                f"  refused({self.names(r.first)}, {self.names(r.second)}) {{reason = {reason}}}"
+            )
+        self.lines.append("}")
+
+    def _wrapper(self):
+        self.lines += ["", "wrapper {"]
+        for line in self.m.wrapper:
+            if line.op == "launch":
+                ins = ", ".join(self.names(v) for v in line.operands)
+                outs = ", ".join(self.names(v) for v in line.results)
+                self.lines.append(f"  launch @{line.kernel.name}({ins}) -> ({outs})")
+            else:
+                self.lines.append(f"  {line.op} {self.names(line.operands[0])}")
+        self.lines.append("}")
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def print_ir(module: Module) -> str:
+    """The canonical text of a module."""
+    return _Printer(module).run()
+
+
+def value_names(module: Module) -> dict[int, str]:
+    """The printed name (with `%`) of every module-level value, keyed by id."""
+    printer = _Printer(module)
+    printer.run()
+    return {k: "%" + v for k, v in printer.names.names.items()}

@@ -1,0 +1,191 @@
+"""Structural and type rules of the IR, independent of any pass.
+
+Derived facts (schedule facts, fusion legality, memory plans) are checked by
+the stage that derives them (see scheduler/), through the stage table.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .body_ops import ACCEPTS, BODY_OPS
+from .dtypes import TORCH_DTYPES, is_float
+from .errors import TircError, error_at
+from .index import index_bounds, index_symbols
+from .model import STAGES, BufferType, Module, TensorType, Value
+
+# Sections each stage must have (and no later stage's).
+_SECTIONS = {
+    "capture": (),
+    "lower": (),
+    "schedule": ("facts",),
+    "fusion": ("kernels",),
+    "memplan": ("kernels", "wrapper"),
+}
+_ALL_SECTIONS = ("facts", "kernels", "wrapper")
+
+
+def verify(module: Module) -> Module:
+    """Check `module` against the rules of its stage; raise TircError on the first problem."""
+    _check_sections(module)
+    _check_inputs(module)
+    if module.stage == "capture":
+        from .graph_check import check_graph
+
+        check_graph(module)
+    else:
+        for node in module.nodes:
+            _check_loop_node(node, module)
+    return module
+
+
+def _check_sections(m: Module) -> None:
+    if m.stage == "capture" and m.nodes:
+        raise error_at(m.nodes[0].pos, "loop nodes in a capture-stage module")
+    if m.stage != "capture" and m.graph:
+        raise error_at(m.graph[0].pos, f"graph ops in a {m.stage}-stage module")
+    wanted = _SECTIONS[m.stage]
+    for section in _ALL_SECTIONS:
+        present = getattr(m, section) is not None
+        keyword = {"facts": "schedule", "kernels": "fusion", "wrapper": "wrapper"}[section]
+        if section in wanted and not present:
+            raise TircError(f"a {m.stage}-stage module needs a '{keyword}' section")
+        if (
+            section not in wanted
+            and present
+            and not (m.stage == "memplan" and section == "facts")
+        ):
+            raise TircError(f"a {m.stage}-stage module has a '{keyword}' section, which belongs to a later stage")
+    if m.stage not in STAGES:
+        raise TircError(f"unknown stage {m.stage}")
+
+
+def _check_inputs(m: Module) -> None:
+    for inp in m.inputs:
+        t = inp.value.type
+        if any(s < 0 for s in t.strides):
+            raise error_at(inp.pos, "negative input stride")
+        if inp.device not in ("cpu", "cuda") and not inp.device.startswith("cuda:"):
+            raise error_at(inp.pos, f"unknown device '{inp.device}'")
+
+
+def _fail(op, message: str) -> TircError:
+    return error_at(op.pos, message)
+
+
+def _check_loop_node(node, m: Module) -> None:
+    t: BufferType = node.result.type
+    if node.kind != "pointwise":
+        raise _fail(node, f"unknown loop kind 'loop.{node.kind}' (known: loop.pointwise)")
+    if node.reduction_ranges:
+        raise _fail(node, "a pointwise loop has no reduction ranges")
+    if tuple(node.ranges) != tuple(t.shape):
+        raise _fail(node, f"loop ranges {list(node.ranges)} do not match the buffer shape {list(t.shape)}")
+    if any(st < 0 for st in t.strides):
+        raise _fail(node, "negative buffer stride")
+    scope = {f"i{k}": s for k, s in enumerate(node.ranges)}
+    local: set[int] = set()
+    if not node.body or node.body[-1].op != "store":
+        raise _fail(node, "a loop body must end with 'store'")
+    for op in node.body:
+        _check_body_op(op, node, scope, local)
+        if op.result is not None:
+            local.add(id(op.result))
+
+
+def _operand_dtype(op, v: Value, local: set[int]) -> str:
+    if id(v) not in local:
+        raise _fail(op, f"operand of '{op.op}' is not a value of this loop body")
+    return v.type
+
+
+def _check_body_op(op, node, scope: dict[str, int], local: set[int]) -> None:
+    spec = BODY_OPS.get(op.op)
+    if spec is None:
+        raise _fail(op, f"unknown loop-body op '{op.op}'")
+    if len(op.operands) != spec.arity:
+        raise _fail(op, f"'{op.op}' takes {spec.arity} operand(s), got {len(op.operands)}")
+    if op.result is not None and op.result.type not in TORCH_DTYPES:
+        raise _fail(op, f"unknown dtype '{op.result.type}'")
+    _RULES[spec.rule](op, node, scope, local)
+
+
+def _rule_load(op, node, scope, local):
+    source = op.operands[0]
+    if not isinstance(source.type, BufferType):
+        raise _fail(op, "load reads from an input or a buffer, not a body value")
+    index = op.attr("index")
+    unknown = index_symbols(index) - set(scope)
+    if unknown:
+        raise _fail(op, f"index uses '{sorted(unknown)[0]}', which is not a loop variable here")
+    storage = source.type.storage_size
+    try:
+        lo, hi = index_bounds(index, scope)
+    except ValueError as err:
+        raise _fail(op, f"bad index: {err}") from None
+    if math.prod(scope.values()) > 0 and (lo < 0 or hi >= storage):
+        raise _fail(op, f"index range [{lo}, {hi}] is outside the {storage} elements of the source")
+    if op.result.type != source.type.dtype:
+        raise _fail(op, f"load of a {source.type.dtype} source typed {op.result.type}")
+
+
+def _rule_store(op, node, scope, local):
+    dtype = _operand_dtype(op, op.operands[0], local)
+    if dtype != node.result.type.dtype:
+        raise _fail(op, f"store of a {dtype} value into a {node.result.type.dtype} buffer")
+
+
+def _rule_constant(op, node, scope, local):
+    value = op.attr("value")
+    dtype = op.result.type
+    ok = (
+        isinstance(value, bool)
+        if dtype == "b8"
+        else isinstance(value, float) if is_float(dtype) else type(value) is int
+    )
+    if not ok:
+        raise _fail(op, f"constant {{value = ...}} does not fit its type {dtype}")
+
+
+def _rule_cast(op, node, scope, local):
+    _operand_dtype(op, op.operands[0], local)
+    if op.attr("dtype") is None or op.attr("dtype").name != op.result.type:
+        raise _fail(op, "to_dtype needs {dtype = D} equal to its result type")
+
+
+def _rule_where(op, node, scope, local):
+    cond, a, b = (_operand_dtype(op, v, local) for v in op.operands)
+    if cond != "b8":
+        raise _fail(op, f"where's condition is {cond}, not b8")
+    if not a == b == op.result.type:
+        raise _fail(op, f"where's branches ({a}, {b}) and result ({op.result.type}) differ")
+
+
+def _typed(result_rule):
+    def rule(op, node, scope, local):
+        dtypes = [_operand_dtype(op, v, local) for v in op.operands]
+        spec = BODY_OPS[op.op]
+        if len(set(dtypes)) > 1:
+            raise _fail(op, f"'{op.op}' operands have different dtypes: {', '.join(dtypes)}")
+        accepts = ACCEPTS.get(spec.rule)
+        if accepts is not None and dtypes[0] not in accepts:
+            raise _fail(op, f"'{op.op}' does not take {dtypes[0]} operands")
+        want = result_rule(dtypes[0])
+        if op.result.type != want:
+            raise _fail(op, f"'{op.op}' of {dtypes[0]} gives {want}, not {op.result.type}")
+
+    return rule
+
+
+_RULES = {
+    "load": _rule_load,
+    "store": _rule_store,
+    "constant": _rule_constant,
+    "cast": _rule_cast,
+    "where": _rule_where,
+    "same": _typed(lambda d: d),
+    "float": _typed(lambda d: d),
+    "bitwise": _typed(lambda d: d),
+    "compare": _typed(lambda d: "b8"),
+    "logical": _typed(lambda d: "b8"),
+}

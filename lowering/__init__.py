@@ -1,0 +1,8 @@
+"""Capture, lowering of ATen to the loop dialect, and the reference interpreter."""
+
+from .capture import capture, input_names
+from .interpreter import INTERPRETED_OPS, interpret, run_graph
+from .lower import lower
+from .pointwise import POINTWISE
+
+__all__ = ["capture", "input_names", "interpret", "run_graph", "lower", "POINTWISE", "INTERPRETED_OPS"]

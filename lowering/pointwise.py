@@ -1,0 +1,203 @@
+"""Lowering rules of pointwise ATen ops: one small function per op, in a table.
+
+A rule gets a BodyBuilder whose compute dtype is already chosen, the op's
+arguments (tensor arguments as buffer Values, scalars as Python numbers) and
+keyword arguments; it returns the body value to store.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from .body import BodyBuilder
+
+
+@dataclass(frozen=True)
+class PointwiseRule:
+    fn: Callable
+    # How the compute dtype is chosen: "out" (the result's dtype), "promote"
+    # (the promoted dtype of the tensor arguments, for comparisons), "bool".
+    compute: str = "out"
+    # Positions of the arguments that take part in type promotion.
+    promote_args: tuple[int, ...] = (0, 1)
+
+
+POINTWISE: dict[str, PointwiseRule] = {}
+
+
+def rule(*targets: str, compute: str = "out", promote_args=(0, 1)):
+    def register(fn):
+        for target in targets:
+            POINTWISE[target] = PointwiseRule(fn, compute, promote_args)
+        return fn
+
+    return register
+
+
+def _unary(body_op: str, *targets: str):
+    rule(*targets)(lambda b, x: b.op(body_op, b.value(x)))
+
+
+def _binary(body_op: str, *targets: str, compute: str = "out"):
+    rule(*targets, compute=compute)(lambda b, x, y: b.op(body_op, b.value(x), b.value(y)))
+
+
+for _name in (
+    "neg abs floor ceil trunc sign exp exp2 expm1 log log2 log10 log1p sqrt rsqrt "
+    "sin cos tan asin acos atan sinh cosh tanh sigmoid erf reciprocal"
+).split():
+    _unary(_name, f"aten.{_name}.default")
+_unary("round", "aten.round.default")
+_unary("bitwise_not", "aten.bitwise_not.default")
+
+_binary("mul", "aten.mul.Tensor", "aten.mul.Scalar")
+_binary("truediv", "aten.div.Tensor", "aten.div.Scalar")
+_binary("maximum", "aten.maximum.default")
+_binary("minimum", "aten.minimum.default")
+_binary("pow", "aten.pow.Tensor_Tensor", "aten.pow.Tensor_Scalar", "aten.pow.Scalar")
+_binary("atan2", "aten.atan2.default")
+_binary("remainder", "aten.remainder.Tensor", "aten.remainder.Scalar")
+_binary("bitwise_and", "aten.bitwise_and.Tensor", "aten.bitwise_and.Scalar")
+_binary("bitwise_or", "aten.bitwise_or.Tensor", "aten.bitwise_or.Scalar")
+_binary("bitwise_xor", "aten.bitwise_xor.Tensor", "aten.bitwise_xor.Scalar")
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    _binary(_name, f"aten.{_name}.Tensor", f"aten.{_name}.Scalar", compute="promote")
+for _name in ("logical_and", "logical_or", "logical_xor"):
+    _binary(_name, f"aten.{_name}.default", compute="bool")
+
+
+@rule("aten.logical_not.default", compute="bool")
+def _logical_not(b, x):
+    return b.op("logical_not", b.value(x))
+
+
+@rule("aten.isnan.default", compute="promote", promote_args=(0,))
+def _isnan(b, x):
+    return b.op("isnan", b.value(x))
+
+
+@rule("aten.add.Tensor", "aten.add.Scalar")
+def _add(b: BodyBuilder, x, y, alpha=1):
+    x, y = b.value(x), b.value(y)
+    if alpha != 1:
+        y = b.op("mul", y, b.const(alpha))
+    return b.op("add", x, y)
+
+
+@rule("aten.sub.Tensor", "aten.sub.Scalar")
+def _sub(b: BodyBuilder, x, y, alpha=1):
+    x, y = b.value(x), b.value(y)
+    if alpha != 1:
+        y = b.op("mul", y, b.const(alpha))
+    return b.op("sub", x, y)
+
+
+@rule("aten.rsub.Scalar", "aten.rsub.Tensor")
+def _rsub(b: BodyBuilder, x, y, alpha=1):
+    return _sub(b, y, x, alpha)
+
+
+@rule("aten.div.Tensor_mode", "aten.div.Scalar_mode")
+def _div_mode(b: BodyBuilder, x, y, rounding_mode=None):
+    x, y = b.value(x), b.value(y)
+    if rounding_mode == "floor":
+        return b.op("floor_divide", x, y)
+    quotient = b.op("truediv", b.cast(x, "f64"), b.cast(y, "f64")) if b.compute != "f64" else None
+    if rounding_mode == "trunc":
+        if quotient is None:
+            return b.op("trunc", b.op("truediv", x, y))
+        return b.cast(b.op("trunc", quotient), b.compute)
+    return b.op("truediv", x, y)
+
+
+@rule("aten.relu.default")
+def _relu(b: BodyBuilder, x):
+    return b.op("maximum", b.value(x), b.const(0))
+
+
+def _clamp(b: BodyBuilder, x, low, high):
+    v = b.value(x)
+    if low is not None:
+        v = b.op("maximum", v, b.value(low))
+    if high is not None:
+        v = b.op("minimum", v, b.value(high))
+    return v
+
+
+@rule("aten.clamp.default", "aten.clamp.Tensor")
+def _clamp_rule(b, x, min=None, max=None):
+    return _clamp(b, x, min, max)
+
+
+@rule("aten.clamp_min.default", "aten.clamp_min.Tensor")
+def _clamp_min(b, x, min):
+    return _clamp(b, x, min, None)
+
+
+@rule("aten.clamp_max.default", "aten.clamp_max.Tensor")
+def _clamp_max(b, x, max):
+    return _clamp(b, x, None, max)
+
+
+@rule("aten.hardtanh.default")
+def _hardtanh(b, x, min_val=-1.0, max_val=1.0):
+    return _clamp(b, x, min_val, max_val)
+
+
+@rule("aten.gelu.default")
+def _gelu(b: BodyBuilder, x, approximate="none"):
+    v = b.value(x)
+    half = b.op("mul", v, b.const(0.5))
+    if approximate == "tanh":
+        cube = b.op("mul", b.op("mul", v, v), v)
+        inner = b.op("add", v, b.op("mul", cube, b.const(0.044715)))
+        t = b.op("tanh", b.op("mul", inner, b.const(math.sqrt(2.0 / math.pi))))
+    else:
+        t = b.op("erf", b.op("mul", v, b.const(math.sqrt(0.5))))
+    return b.op("mul", half, b.op("add", t, b.const(1.0)))
+
+
+@rule("aten.silu.default")
+def _silu(b: BodyBuilder, x):
+    v = b.value(x)
+    return b.op("mul", v, b.op("sigmoid", v))
+
+
+@rule("aten.leaky_relu.default")
+def _leaky_relu(b: BodyBuilder, x, negative_slope=0.01):
+    v = b.value(x)
+    return b.where(b.op("gt", v, b.const(0)), v, b.op("mul", v, b.const(negative_slope)))
+
+
+@rule("aten.elu.default")
+def _elu(b: BodyBuilder, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    v = b.value(x)
+    neg = b.op("mul", b.op("expm1", b.op("mul", v, b.const(input_scale))), b.const(alpha))
+    return b.op("mul", b.where(b.op("gt", v, b.const(0)), v, neg), b.const(scale))
+
+
+@rule("aten.where.self", compute="out", promote_args=(1, 2))
+def _where(b: BodyBuilder, cond, x, y):
+    return b.where(b.value(cond, "b8"), b.value(x), b.value(y))
+
+
+@rule("aten.clone.default", "aten.alias.default", "aten.lift_fresh_copy.default")
+def _identity(b: BodyBuilder, x, memory_format=None):
+    return b.value(x)
+
+
+@rule("aten._to_copy.default")
+def _to_copy(b: BodyBuilder, x, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+    return b.value(x)
+
+
+@rule("aten.full.default")
+def _full(b: BodyBuilder, size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
+    return b.const(fill_value)
+
+
+@rule("aten.scalar_tensor.default")
+def _scalar_tensor(b: BodyBuilder, s, dtype=None, layout=None, device=None, pin_memory=None):
+    return b.const(s)

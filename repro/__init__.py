@@ -1,0 +1,1 @@
+"""Replay, reduce and golden-file tooling (replay lives in tirc.commands for now)."""

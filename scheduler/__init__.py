@@ -1,0 +1,23 @@
+"""Dependencies, ordering, fusion and memory planning, with the checks of re-fed dumps."""
+
+from .deps import compute_facts, node_group, node_reads, users, write_index
+from .fusion import fuse
+from .memplan import KernelIO, check_memplan, kernel_io, plan_memory
+from .plan_check import check_plan
+from .schedule import check_facts, schedule
+
+__all__ = [
+    "compute_facts",
+    "node_group",
+    "node_reads",
+    "users",
+    "write_index",
+    "fuse",
+    "KernelIO",
+    "check_memplan",
+    "kernel_io",
+    "plan_memory",
+    "check_plan",
+    "check_facts",
+    "schedule",
+]

@@ -1,0 +1,79 @@
+"""The check of a fusion plan read from a dump: a person may merge, split or
+reorder kernels; every rule the fusion pass obeys is checked again here."""
+
+from __future__ import annotations
+
+from ir_text import TircError, error_at, value_names
+
+from .fusion import kernel_attrs
+from .legality import Graph, cycle_reason, vertical_mismatch
+from .deps import node_group
+
+
+def check_plan(module, options) -> None:
+    graph = Graph(module)
+    names = value_names(module)
+    owner: dict[int, object] = {}
+    for kernel in module.kernels:
+        if not kernel.nodes:
+            raise error_at(kernel.pos, f"[empty-kernel] kernel @{kernel.name.name} holds no nodes")
+        for v in kernel.nodes:
+            k = graph.index.get(id(v))
+            if k is None:
+                raise error_at(kernel.pos, f"[not-a-node] {names[id(v)]} is an input, not a loop node")
+            if k in owner:
+                raise error_at(
+                    kernel.pos,
+                    f"[one-kernel-per-node] {names[id(v)]} is in @{owner[k].name.name} and @{kernel.name.name}",
+                )
+            owner[k] = kernel
+    for k, node in enumerate(graph.nodes):
+        if k not in owner:
+            raise TircError(f"[one-kernel-per-node] {names[id(node.result)]} is in no kernel")
+    done: set[int] = set()
+    for kernel in module.kernels:
+        _check_kernel(graph, kernel, owner, done, names, options)
+        done.update(graph.index[id(v)] for v in kernel.nodes)
+    for r in module.refusals or ():
+        a, b = owner.get(graph.index.get(id(r.first))), owner.get(graph.index.get(id(r.second)))
+        if a is not None and a is b:
+            raise error_at(
+                r.pos,
+                f"[stale-refusal] {names[id(r.first)]} and {names[id(r.second)]} are fused in @{a.name.name}; "
+                "drop the refused line",
+            )
+
+
+def _check_kernel(graph, kernel, owner, done, names, options) -> None:
+    members = [graph.index[id(v)] for v in kernel.nodes]
+    label = f"@{kernel.name.name}"
+    if members != sorted(members):
+        raise error_at(kernel.pos, f"[program-order] {label} must list its nodes in program order")
+    if len(members) > options.max_fusion_size:
+        raise error_at(kernel.pos, f"[max-fusion-size] {label} holds {len(members)} nodes, more than {options.max_fusion_size}")
+    first = graph.nodes[members[0]]
+    for k in members[1:]:
+        node = graph.nodes[k]
+        if node_group(node) != node_group(first) or node.ranges != first.ranges:
+            raise error_at(
+                kernel.pos,
+                f"[group] {label}: {names[id(node.result)]} iterates {list(node.ranges)}, "
+                f"{names[id(first.result)]} iterates {list(first.ranges)}",
+            )
+        reason = vertical_mismatch(graph, [m for m in members if m < k], [k], names)
+        if reason:
+            raise error_at(kernel.pos, f"{label}: {reason}")
+    for k in members:
+        for p in graph.preds[k]:
+            if p not in members and p not in done:
+                raise error_at(
+                    kernel.pos,
+                    f"[kernel-order] {label} reads {names[id(graph.nodes[p].result)]}, "
+                    f"which @{owner[p].name.name} computes later",
+                )
+    if len(members) > 1:
+        reason = cycle_reason(graph, members, [], names)
+        if reason:
+            raise error_at(kernel.pos, f"{label}: {reason}")
+    if dict(kernel.attrs) != dict(kernel_attrs(first)):
+        raise error_at(kernel.pos, f"[stale-fact] {label}: attributes should be {dict(kernel_attrs(first))}")

@@ -1,0 +1,60 @@
+"""The Python API: `tirc.compile` and the callable it returns."""
+
+from __future__ import annotations
+
+import torch
+
+from .compiler import capture_program, compile_module, parse_dump_after
+from .dumps import DumpWriter
+from .options import Options
+
+
+class CompiledProgram:
+    """Calls the generated code with the model's current parameters and the
+    given inputs, and rebuilds the program's output structure."""
+
+    def __init__(self, call, lifted, out_spec, compiled):
+        self._call = call
+        self._lifted = [t for _, t in lifted]
+        self._out_spec = out_spec
+        self.compiled = compiled
+
+    @property
+    def code(self) -> str:
+        return self.compiled.code
+
+    def __call__(self, *inputs):
+        with torch.no_grad():
+            flat = self._call([t.detach() for t in self._lifted] + list(inputs))
+        return torch.utils._pytree.tree_unflatten(list(flat), self._out_spec)
+
+
+def compile(
+    model_or_fn,
+    example_inputs,
+    backend: str = "cpp",
+    device: str | None = None,
+    dump_after=None,
+    dump_dir=None,
+    options: dict | None = None,
+    source: str | None = None,
+):
+    """Compile a module or function for inputs shaped like `example_inputs`.
+
+    `dump_after` names stages (or "all") whose IR is written to `dump_dir`,
+    with output_code.py and manifest.json.
+    """
+    example_inputs = list(example_inputs)
+    if device is None:
+        device = "cuda" if any(getattr(x, "is_cuda", False) for x in example_inputs) else "cpu"
+    opts = Options.from_pairs([("backend", backend), ("device", device), *sorted((options or {}).items())])
+    name = source or getattr(type(model_or_fn), "__name__", None) or "program"
+    if not isinstance(model_or_fn, torch.nn.Module):
+        name = source or getattr(model_or_fn, "__name__", "program")
+    module, text, lifted, spec = capture_program(model_or_fn, example_inputs, name, None, opts)
+    stages = parse_dump_after(dump_after)
+    writer = DumpWriter(dump_dir, stages, name, opts) if dump_dir is not None else None
+    if stages and writer is None:
+        raise ValueError("dump_after needs a dump_dir")
+    compiled = compile_module(module, opts, writer, capture_text=text)
+    return CompiledProgram(compiled.load().call, lifted, spec, compiled)

@@ -1,0 +1,118 @@
+"""The `tirc` command line: compile, replay, fmt, verify.
+
+Exit codes: 0 success (or outputs match), 1 mismatch (or `fmt --check`
+found a file to reformat), 2 bad input or a compiler error, reported as one
+`FILE:LINE:COL: error: ...` line without a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ir_text import STAGES, TircError, parse, print_ir
+
+from . import commands
+
+EXIT_OK, EXIT_MISMATCH, EXIT_ERROR = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        print(f"tirc: error: {message}", file=sys.stderr)
+        sys.exit(EXIT_ERROR)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tirc", description="A debuggable compiler for PyTorch programs.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    c = sub.add_parser("compile", help="compile a .py program or a .tir dump")
+    c.add_argument("source", help="a .py file (class Model + get_inputs) or a .tir dump")
+    c.add_argument("--entry", help="compile this function of the .py file instead of Model")
+    c.add_argument("--backend", choices=("cpp", "triton"))
+    c.add_argument("--device", choices=("cpu", "cuda"))
+    c.add_argument("--dump-after", metavar="STAGES", help=f"comma-separated stages ({','.join(STAGES)}) or all")
+    c.add_argument("--dump-dir", metavar="DIR", help="where dumps go (default: tirc-dump)")
+    c.add_argument("--stop-after", metavar="STAGE", help="stop after this stage")
+    c.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    c.add_argument("--check", action="store_true", help="run and compare with eager PyTorch")
+
+    r = sub.add_parser("replay", help="run a dump's remaining stages and check the result")
+    r.add_argument("file")
+    r.add_argument("--backend", choices=("cpp", "triton"))
+    r.add_argument("--device", choices=("cpu", "cuda"))
+    r.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+
+    f = sub.add_parser("fmt", help="rewrite dumps in canonical form")
+    f.add_argument("--check", action="store_true", help="only report files that are not canonical")
+    f.add_argument("files", nargs="+")
+
+    v = sub.add_parser("verify", help="parse and verify dumps")
+    v.add_argument("files", nargs="+")
+    return parser
+
+
+def _fmt(args) -> int:
+    from .dumps import write_atomic
+    from .sources import read_text
+    from pathlib import Path
+
+    status = EXIT_OK
+    for path in args.files:
+        text = read_text(path)
+        canonical = print_ir(parse(text, path))
+        if canonical == text:
+            continue
+        if args.check:
+            print(f"{path}: not in canonical form (run: tirc fmt {path})", file=sys.stderr)
+            status = EXIT_MISMATCH
+        else:
+            write_atomic(Path(path), canonical)
+            print(f"reformatted {path}", file=sys.stderr)
+    return status
+
+
+def _verify(args) -> int:
+    from .compiler import options_of
+    from .pipeline import Context, check_module
+    from .sources import load_dump
+
+    for path in args.files:
+        module = load_dump(path)
+        try:
+            check_module(module, Context(options_of(module)))
+        except TircError as err:
+            raise err.located(path)
+        print(f"{path}: ok ({module.stage})", file=sys.stderr)
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handlers = {
+        "compile": commands.compile_command,
+        "replay": commands.replay_command,
+        "fmt": _fmt,
+        "verify": _verify,
+    }
+    try:
+        return handlers[args.command](args)
+    except TircError as err:
+        print(err.format(), file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("tirc: interrupted", file=sys.stderr)
+        return EXIT_ERROR
+    except Exception as err:  # a compiler bug: one line, the traceback on request
+        if os.environ.get("TIRC_TRACEBACK"):
+            raise
+        text = str(err).strip().splitlines()
+        print(
+            f"tirc: internal error: {type(err).__name__}: {text[0] if text else ''}"
+            " (set TIRC_TRACEBACK=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR

@@ -1,0 +1,92 @@
+"""Compiling: a program or a dump through the remaining stages to generated code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codegen import generate, load_output_code
+from ir_text import STAGES, Module, TircError, parse, print_ir
+from lowering import capture
+
+from .dumps import DumpWriter
+from .options import Options
+from .pipeline import Context, check_module, dump_name, run_stages
+
+
+@dataclass
+class Compiled:
+    module: Module  # the last stage reached
+    code: str | None  # output_code.py, when the pipeline ran to the end
+
+    def load(self):
+        """The generated module (with `call(args)`)."""
+        if self.code is None:
+            raise TircError(f"compilation stopped after {self.module.stage}; there is no code to run")
+        return load_output_code(self.code)
+
+
+def parse_dump_after(spec) -> set[str]:
+    if spec is None:
+        return set()
+    names = [spec] if isinstance(spec, str) else list(spec)
+    wanted = set()
+    for item in names:
+        for name in str(item).split(","):
+            name = name.strip()
+            if name == "all":
+                wanted.update(STAGES)
+            elif name in STAGES:
+                wanted.add(name)
+            elif name:
+                raise TircError(f"unknown stage '{name}' in --dump-after (expected {', '.join(STAGES)} or all)")
+    return wanted
+
+
+def check_stop_after(stop_after: str | None) -> None:
+    if stop_after is not None and stop_after not in STAGES:
+        raise TircError(f"unknown stage '{stop_after}' for --stop-after (expected {', '.join(STAGES)})")
+
+
+def options_of(module: Module, overrides: list[str] | None = None, **fields) -> Options:
+    """The module's header options, with command-line overrides applied."""
+    options = Options.from_pairs(module.options)
+    pairs = [(k, v) for k, v in fields.items() if v is not None]
+    options = Options.from_pairs(pairs, options) if pairs else options
+    return options.with_text(overrides or [])
+
+
+def capture_program(fn, inputs, source: str, path: str | None, options: Options):
+    """Capture a callable into a checked capture-stage module (as its dump would read)."""
+    module, lifted, spec = capture(fn, inputs, source, path, options.to_pairs())
+    text = print_ir(module)
+    module = check_module(parse(text, dump_name("capture")), Context(options))
+    return module, text, lifted, spec
+
+
+def compile_module(
+    module: Module,
+    options: Options,
+    dump: DumpWriter | None = None,
+    stop_after: str | None = None,
+    capture_text: str | None = None,
+) -> Compiled:
+    """Run the stages after `module`'s, writing the requested dumps."""
+    check_stop_after(stop_after)
+    if stop_after is not None and STAGES.index(stop_after) < module.stage_index:
+        raise TircError(f"--stop-after {stop_after} is before the input's stage ({module.stage})")
+    module.options = options.to_pairs()
+    ctx = Context(options)
+    if dump is not None and capture_text is not None and dump.wants("capture"):
+        dump.write(dump_name("capture"), capture_text, "capture", module)
+
+    def on_stage(name, result, text):
+        if dump is not None and dump.wants(name):
+            dump.write(dump_name(name), text, name, result)
+
+    final = run_stages(module, ctx, stop_after, on_stage)
+    if final.stage != "memplan":
+        return Compiled(final, None)
+    code = generate(final, options.backend, options.device)
+    if dump is not None:
+        dump.write("output_code.py", code, "codegen")
+    return Compiled(final, code)

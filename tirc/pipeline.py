@@ -1,0 +1,74 @@
+"""The stage table and the driver: the pipeline is this list, read top to bottom.
+
+Each stage is (name, pass, check of a re-fed dump). Dumping, stopping and
+re-parsing hook around the passes, never inside them. After every stage the
+module is printed and parsed back, so the rest of the pipeline sees exactly
+what a dump of that stage holds: re-feeding a dump reproduces every later
+file byte for byte by construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ir_text import STAGES, Module, TircError, parse, print_ir, verify
+from lowering import lower
+from scheduler import check_facts, check_memplan, check_plan, fuse, plan_memory, schedule
+
+from .options import Options
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every pass may consult: the options. No ambient state."""
+
+    options: Options
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    run: Callable[[Module, Context], Module] | None
+    check: Callable[[Module, Context], None] | None
+
+
+STAGE_TABLE = (
+    Stage("capture", None, None),
+    Stage("lower", lower, None),
+    Stage("schedule", schedule, lambda m, ctx: check_facts(m)),
+    Stage("fusion", fuse, lambda m, ctx: check_plan(m, ctx.options)),
+    Stage("memplan", plan_memory, lambda m, ctx: (check_plan(m, ctx.options), check_memplan(m))),
+)
+assert tuple(s.name for s in STAGE_TABLE) == STAGES
+
+
+def dump_name(stage: str) -> str:
+    return f"{STAGES.index(stage) + 1:02d}-{stage}.tir"
+
+
+def check_module(module: Module, ctx: Context) -> Module:
+    """Verify a module read from a dump, including the derived facts of its stage."""
+    verify(module)
+    check = STAGE_TABLE[module.stage_index].check
+    if check is not None:
+        check(module, ctx)
+    return module
+
+
+def run_stages(module: Module, ctx: Context, stop_after: str | None = None, on_stage=None) -> Module:
+    """Run the stages after `module.stage`, through `stop_after` (default: memplan).
+
+    `on_stage(stage, module, text)` sees each stage's result and its text.
+    """
+    last = STAGES.index(stop_after) if stop_after else len(STAGES) - 1
+    for stage in STAGE_TABLE[module.stage_index + 1 : last + 1]:
+        result = stage.run(module, ctx)
+        text = print_ir(result)
+        try:
+            module = check_module(parse(text, dump_name(stage.name)), ctx)
+        except TircError as err:
+            raise err.located(dump_name(stage.name))
+        if on_stage is not None:
+            on_stage(stage.name, module, text)
+    return module
