@@ -165,6 +165,16 @@ def _atan2(y, x):
     return a
 ''',
 }
+# Round to nearest even explicitly: the interpreter's float->bfloat16 cast truncates.
+HELPERS["_to_bf16"] = '''
+@triton.jit
+def _to_bf16(x):
+    x = x.to(tl.float32)
+    u = x.to(tl.uint32, bitcast=True)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    rounded = u.to(tl.float32, bitcast=True)
+    return tl.where(x != x, x, rounded).to(tl.bfloat16)
+'''
 _HELPER_DEPS = {"_asin": ("_atan",), "_atan2": ("_atan",)}
 
 
@@ -184,6 +194,8 @@ def _literal(value, dtype: str) -> str:
 def _expr(stmt: Compute) -> str:
     if stmt.op == "constant":
         return _literal(dict(stmt.attrs)["value"], stmt.dtype)
+    if stmt.op == "to_dtype" and stmt.dtype == "bf16":
+        return f"_to_bf16({stmt.args[0]})"
     return _OPS[stmt.op].format(*stmt.args, dtype=TL_TYPES[stmt.dtype])
 
 
@@ -192,7 +204,7 @@ def helpers_used(plans: list[KernelPlan]) -> list[str]:
     for plan in plans:
         for stmt in plan.statements:
             if isinstance(stmt, Compute) and stmt.op != "constant":
-                used.update(h for h in HELPERS if h + "(" in _OPS[stmt.op])
+                used.update(h for h in HELPERS if h + "(" in _expr(stmt))
     for h in list(used):
         used.update(_HELPER_DEPS.get(h, ()))
     return [HELPERS[h].strip() for h in HELPERS if h in used]

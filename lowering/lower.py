@@ -49,18 +49,19 @@ def _promoted(op: GraphOp, positions) -> str:
     return from_torch(dtype)
 
 
-def _where(op: GraphOp) -> str:
+def _error(op: GraphOp, message: str) -> TircError:
+    """An error located at the op's line in the user's source (when known)."""
     if op.loc is not None:
-        return f" (at {op.loc.file}:{op.loc.line})"
-    return ""
+        return TircError(message, op.loc.file, op.loc.line)
+    return TircError(message)
 
 
 def _lower_op(op: GraphOp, env: dict[int, Value]) -> LoopNode:
     spec = POINTWISE.get(op.target)
     if spec is None:
-        raise TircError(f"no lowering for {op.target}{_where(op)}")
+        raise _error(op, f"no lowering for {op.target} (the ATen fallback is not built yet)")
     if len(op.results) != 1:
-        raise TircError(f"{op.target} has several results; no lowering yet{_where(op)}")
+        raise _error(op, f"no lowering for {op.target}, which has several results")
     out = op.results[0].type
     compute = {
         "out": lambda: compute_dtype(out.dtype),
@@ -73,7 +74,7 @@ def _lower_op(op: GraphOp, env: dict[int, Value]) -> LoopNode:
     try:
         result = spec.fn(builder, *args, **kwargs)
     except TypeError as err:
-        raise TircError(f"cannot lower {op.target}: {err}{_where(op)}") from None
+        raise _error(op, f"cannot lower {op.target}: {err}") from None
     builder.store(builder.cast(result, out.dtype))
     buffer = Value("", BufferType(out.dtype, out.shape, contiguous_strides(out.shape)))
     return LoopNode(buffer, "pointwise", out.shape, (), (), builder.ops, op.loc)

@@ -43,6 +43,13 @@ def _clone(xs):
 
 
 def compile_command(args) -> int:
+    try:
+        return _compile(args)
+    except TircError as err:
+        raise err.located(args.source)
+
+
+def _compile(args) -> int:
     stages = parse_dump_after(args.dump_after)
     dump_dir = args.dump_dir or ("tirc-dump" if stages else None)
     if args.source.endswith(".tir"):
@@ -96,6 +103,13 @@ def _check_dump(compiled, module, call) -> int:
 
 
 def replay_command(args) -> int:
+    try:
+        return _replay(args)
+    except TircError as err:
+        raise err.located(args.file)
+
+
+def _replay(args) -> int:
     module = load_dump(args.file)
     options = options_of(module, args.option, backend=args.backend, device=args.device)
     try:
