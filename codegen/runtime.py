@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 
 import torch
 
@@ -26,8 +27,14 @@ def cpp_kernel(library, name: str, arity: int):
 def use_triton_interpreter(device: str) -> None:
     """Run Triton kernels through its CPU interpreter when compiling for the CPU;
     must run before `import triton`, as Triton reads the switch at import."""
-    if device == "cpu":
-        os.environ["TRITON_INTERPRET"] = "1"
+    if device != "cpu":
+        return
+    if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
+        raise RuntimeError(
+            "Triton was imported before tirc could switch it to its CPU interpreter; "
+            "set TRITON_INTERPRET=1 in the environment (or import tirc before triton)"
+        )
+    os.environ["TRITON_INTERPRET"] = "1"
 
 
 def assert_input(x, shape, strides, dtype, name: str) -> None:
