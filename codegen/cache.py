@@ -44,9 +44,7 @@ def compiler_identity(cxx: str) -> str:
 def build_shared_object(source: str) -> Path:
     """The path of a shared object built from `source`, compiling it if not cached."""
     cxx = compiler()
-    key = hashlib.sha256(
-        "\0".join([source, compiler_identity(cxx), *CXX_FLAGS]).encode()
-    ).hexdigest()[:32]
+    key = hashlib.sha256("\0".join([source, compiler_identity(cxx), *CXX_FLAGS]).encode()).hexdigest()[:32]
     directory = cache_dir() / "cpp" / key[:2]
     target = directory / f"{key}.so"
     if target.exists():

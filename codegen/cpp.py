@@ -147,7 +147,12 @@ _OPS = {
     "to_dtype": "static_cast<{dtype}>({0})",
 }
 # Spellings that depend on the operand dtype.
-_BOOL_OPS = {"bitwise_not": "(!{0})", "bitwise_and": "({0} && {1})", "bitwise_or": "({0} || {1})", "bitwise_xor": "({0} != {1})"}
+_BOOL_OPS = {
+    "bitwise_not": "(!{0})",
+    "bitwise_and": "({0} && {1})",
+    "bitwise_or": "({0} || {1})",
+    "bitwise_xor": "({0} != {1})",
+}
 SUPPORTED_OPS = frozenset(_OPS) | {"load", "store", "constant"}
 
 

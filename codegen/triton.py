@@ -91,31 +91,31 @@ SUPPORTED_OPS = frozenset(_OPS) | {"load", "store", "constant"}
 
 # Helpers for ops triton.language lacks; emitted once per module, when used.
 HELPERS = {
-    "_round_half_even": '''
+    "_round_half_even": """
 @triton.jit
 def _round_half_even(x):
     r = tl.floor(x + 0.5)
     tie = (r - x) == 0.5
     odd = (r - 2.0 * tl.floor(r * 0.5)) != 0
     return tl.where(tie & odd, r - 1.0, r)
-''',
-    "_floordiv": '''
+""",
+    "_floordiv": """
 @triton.jit
 def _floordiv(a, b):
     if a.dtype.is_floating():
         return tl.floor(a / b)
     q = a // b
     return tl.where(((a % b) != 0) & ((a < 0) != (b < 0)), q - 1, q)
-''',
-    "_remainder": '''
+""",
+    "_remainder": """
 @triton.jit
 def _remainder(a, b):
     if a.dtype.is_floating():
         return a - b * tl.floor(a / b)
     r = a % b
     return tl.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
-''',
-    "_pow": '''
+""",
+    "_pow": """
 @triton.jit
 def _pow(a, b):
     if a.dtype.is_floating():
@@ -134,8 +134,8 @@ def _pow(a, b):
         base = base * base
         e = e >> 1
     return acc
-''',
-    "_atan": '''
+""",
+    "_atan": """
 @triton.jit
 def _atan(x):
     # atan by range reduction to |t| <= tan(pi/12) and a short series.
@@ -149,13 +149,13 @@ def _atan(x):
     p = tl.where(shift, p + 0.5235987755982988, p)
     p = tl.where(inv, 1.5707963267948966 - p, p)
     return tl.where(x < 0, -p, p)
-''',
-    "_asin": '''
+""",
+    "_asin": """
 @triton.jit
 def _asin(x):
     return _atan(x / tl.sqrt((1.0 - x) * (1.0 + x)))
-''',
-    "_atan2": '''
+""",
+    "_atan2": """
 @triton.jit
 def _atan2(y, x):
     a = _atan(y / x)
@@ -163,10 +163,10 @@ def _atan2(y, x):
     a = tl.where(x < 0, tl.where(y < 0, a - pi, a + pi), a)
     a = tl.where(x == 0, tl.where(y > 0, pi / 2, tl.where(y < 0, -pi / 2, 0.0)), a)
     return a
-''',
+""",
 }
 # Round to nearest even explicitly: the interpreter's float->bfloat16 cast truncates.
-HELPERS["_to_bf16"] = '''
+HELPERS["_to_bf16"] = """
 @triton.jit
 def _to_bf16(x):
     x = x.to(tl.float32)
@@ -174,7 +174,7 @@ def _to_bf16(x):
     u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
     rounded = u.to(tl.float32, bitcast=True)
     return tl.where(x != x, x, rounded).to(tl.bfloat16)
-'''
+"""
 _HELPER_DEPS = {"_asin": ("_atan",), "_atan2": ("_atan",)}
 
 

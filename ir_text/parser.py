@@ -54,9 +54,7 @@ _TOKEN_NAMES = {
 
 @functools.lru_cache(maxsize=1)
 def _lark() -> lark.Lark:
-    return lark.Lark(
-        GRAMMAR.read_text(), parser="lalr", propagate_positions=True, maybe_placeholders=True
-    )
+    return lark.Lark(GRAMMAR.read_text(), parser="lalr", propagate_positions=True, maybe_placeholders=True)
 
 
 def _pos(meta_or_token):
@@ -159,7 +157,7 @@ class _Builder(Transformer):
         device = attrs["device"]
         device = device.name if isinstance(device, Device) else device
         if not isinstance(device, str) or not isinstance(attrs["seed"], int):
-            raise _fail(token, f"input {token}: device must be device(\"...\") and seed an integer")
+            raise _fail(token, f'input {token}: device must be device("...") and seed an integer')
         extra = sorted(set(attrs) - {"device", "seed", "strides"})
         if extra:
             raise _fail(token, f"input {token}: unknown attribute '{extra[0]}'")
@@ -227,7 +225,7 @@ class _Builder(Transformer):
     def attrs(self, meta, children):
         pairs = [c for c in children if c is not None]
         keys = [k for k, _ in pairs]
-        for (key, _), token in zip(pairs, keys):
+        for key in keys:
             if keys.count(key) > 1:
                 raise _fail(meta, f"attribute '{key}' given twice")
         return tuple(sorted(pairs, key=lambda kv: kv[0]))

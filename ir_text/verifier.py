@@ -12,7 +12,7 @@ from .body_ops import ACCEPTS, BODY_OPS
 from .dtypes import TORCH_DTYPES, is_float
 from .errors import TircError, error_at
 from .index import index_bounds, index_symbols
-from .model import STAGES, BufferType, Module, TensorType, Value
+from .model import STAGES, BufferType, Module, Value
 
 # Sections each stage must have (and no later stage's).
 _SECTIONS = {
@@ -50,12 +50,10 @@ def _check_sections(m: Module) -> None:
         keyword = {"facts": "schedule", "kernels": "fusion", "wrapper": "wrapper"}[section]
         if section in wanted and not present:
             raise TircError(f"a {m.stage}-stage module needs a '{keyword}' section")
-        if (
-            section not in wanted
-            and present
-            and not (m.stage == "memplan" and section == "facts")
-        ):
-            raise TircError(f"a {m.stage}-stage module has a '{keyword}' section, which belongs to a later stage")
+        if section not in wanted and present and not (m.stage == "memplan" and section == "facts"):
+            raise TircError(
+                f"a {m.stage}-stage module has a '{keyword}' section, which belongs to a later stage"
+            )
     if m.stage not in STAGES:
         raise TircError(f"unknown stage {m.stage}")
 

@@ -120,7 +120,11 @@ def _eval_node(node, buffers: dict[int, torch.Tensor]) -> torch.Tensor:
         if op.op == "load":
             source = op.operands[0]
             flat = flat_storage(buffers[id(source)], source.type.storage_size)
-            idx = eval_index(op.attr("index"), grid).expand(shape) if shape else eval_index(op.attr("index"), grid)
+            idx = (
+                eval_index(op.attr("index"), grid).expand(shape)
+                if shape
+                else eval_index(op.attr("index"), grid)
+            )
             out = flat[idx]
         elif op.op == "constant":
             out = torch.tensor(op.attr("value"), dtype=to_torch(op.result.type))

@@ -189,7 +189,16 @@ def _identity(b: BodyBuilder, x, memory_format=None):
 
 
 @rule("aten._to_copy.default")
-def _to_copy(b: BodyBuilder, x, dtype=None, layout=None, device=None, pin_memory=None, non_blocking=False, memory_format=None):
+def _to_copy(
+    b: BodyBuilder,
+    x,
+    dtype=None,
+    layout=None,
+    device=None,
+    pin_memory=None,
+    non_blocking=False,
+    memory_format=None,
+):
     return b.value(x)
 
 

@@ -80,7 +80,9 @@ def fuse(module: Module, ctx) -> Module:
         Kernel(Symbol(f"k{n}"), tuple(nodes[k].result for k in members), kernel_attrs(nodes[members[0]]))
         for n, members in enumerate(groups)
     ]
-    refusals = [Refusal(nodes[p].result, nodes[c].result, reason) for (p, c), reason in sorted(refused.items())]
+    refusals = [
+        Refusal(nodes[p].result, nodes[c].result, reason) for (p, c), reason in sorted(refused.items())
+    ]
     return dataclasses.replace(module, stage="fusion", facts=None, kernels=kernels, refusals=refusals)
 
 

@@ -22,7 +22,9 @@ class Graph:
         self.index = {id(n.result): k for k, n in enumerate(self.nodes)}
         self.preds: list[set[int]] = []
         for node in self.nodes:
-            self.preds.append({self.index[id(d.buffer)] for d in node_reads(node) if id(d.buffer) in self.index})
+            self.preds.append(
+                {self.index[id(d.buffer)] for d in node_reads(node) if id(d.buffer) in self.index}
+            )
         self.succs: list[set[int]] = [set() for _ in self.nodes]
         for k, preds in enumerate(self.preds):
             for p in preds:

@@ -33,9 +33,7 @@ def kernel_io(module: Module, kernel, user_map=None) -> KernelIO:
                 seen.add(key)
                 ins.append(dep.buffer)
     outs = tuple(
-        v
-        for v in kernel.nodes
-        if any(u is RETURN or id(u.result) not in inside for u in user_map[id(v)])
+        v for v in kernel.nodes if any(u is RETURN or id(u.result) not in inside for u in user_map[id(v)])
     )
     return KernelIO(tuple(ins), outs)
 
@@ -97,16 +95,24 @@ def check_memplan(module: Module) -> None:
                 raise error_at(line.pos, f"[launch-signature] launch {label} should be {label}{want}")
             for v in io.inputs:
                 if id(v) in freed:
-                    raise error_at(line.pos, f"[use-after-free] {label} reads {names[id(v)]} after it is freed")
+                    raise error_at(
+                        line.pos, f"[use-after-free] {label} reads {names[id(v)]} after it is freed"
+                    )
                 if id(v) not in computed:
-                    raise error_at(line.pos, f"[use-before-def] {label} reads {names[id(v)]} before it is computed")
+                    raise error_at(
+                        line.pos, f"[use-before-def] {label} reads {names[id(v)]} before it is computed"
+                    )
             for v in io.outputs:
                 if id(v) not in live:
-                    raise error_at(line.pos, f"[unallocated-write] {label} writes {names[id(v)]}, which is not allocated")
+                    raise error_at(
+                        line.pos, f"[unallocated-write] {label} writes {names[id(v)]}, which is not allocated"
+                    )
                 computed.add(id(v))
             launched.append(kernel)
     if [k.name.name for k in launched] != [k.name.name for k in module.kernels]:
-        raise TircError("[launch-order] the wrapper must launch every kernel once, in the order of the fusion section")
+        raise TircError(
+            "[launch-order] the wrapper must launch every kernel once, in the order of the fusion section"
+        )
     for v in module.outputs:
         if id(v) not in live:
             raise TircError(f"[output-freed] output {names[id(v)]} is freed before the return")

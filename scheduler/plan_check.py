@@ -50,7 +50,10 @@ def _check_kernel(graph, kernel, owner, done, names, options) -> None:
     if members != sorted(members):
         raise error_at(kernel.pos, f"[program-order] {label} must list its nodes in program order")
     if len(members) > options.max_fusion_size:
-        raise error_at(kernel.pos, f"[max-fusion-size] {label} holds {len(members)} nodes, more than {options.max_fusion_size}")
+        raise error_at(
+            kernel.pos,
+            f"[max-fusion-size] {label} holds {len(members)} nodes, more than {options.max_fusion_size}",
+        )
     first = graph.nodes[members[0]]
     for k in members[1:]:
         node = graph.nodes[k]

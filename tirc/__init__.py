@@ -1,7 +1,7 @@
 """tirc: a debuggable compiler for PyTorch programs, every stage a textual IR.
 
-    fn = tirc.compile(model, inputs, backend="cpp", dump_after=("fusion",), dump_dir="d")
-    torch.compile(model, backend="tirc")
+fn = tirc.compile(model, inputs, backend="cpp", dump_after=("fusion",), dump_dir="d")
+torch.compile(model, backend="tirc")
 """
 
 import os

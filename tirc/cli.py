@@ -34,7 +34,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--entry", help="compile this function of the .py file instead of Model")
     c.add_argument("--backend", choices=("cpp", "triton"))
     c.add_argument("--device", choices=("cpu", "cuda"))
-    c.add_argument("--dump-after", metavar="STAGES", help=f"comma-separated stages ({','.join(STAGES)}) or all")
+    c.add_argument(
+        "--dump-after", metavar="STAGES", help=f"comma-separated stages ({','.join(STAGES)}) or all"
+    )
     c.add_argument("--dump-dir", metavar="DIR", help="where dumps go (default: tirc-dump)")
     c.add_argument("--stop-after", metavar="STAGE", help="stop after this stage")
     c.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
@@ -85,7 +87,7 @@ def _verify(args) -> int:
         try:
             check_module(module, Context(options_of(module)))
         except TircError as err:
-            raise err.located(path)
+            raise err.located(path) from None
         print(f"{path}: ok ({module.stage})", file=sys.stderr)
     return EXIT_OK
 

@@ -46,7 +46,7 @@ def compile_command(args) -> int:
     try:
         return _compile(args)
     except TircError as err:
-        raise err.located(args.source)
+        raise err.located(args.source) from None
 
 
 def _compile(args) -> int:
@@ -60,7 +60,7 @@ def _compile(args) -> int:
         try:
             check_module(module, Context(options))
         except TircError as err:
-            raise err.located(args.source)
+            raise err.located(args.source) from None
         writer = DumpWriter(dump_dir, stages, module.source, options) if dump_dir else None
         compiled = compile_module(module, options, writer, args.stop_after)
         program = None
@@ -106,7 +106,7 @@ def replay_command(args) -> int:
     try:
         return _replay(args)
     except TircError as err:
-        raise err.located(args.file)
+        raise err.located(args.file) from None
 
 
 def _replay(args) -> int:
@@ -115,6 +115,6 @@ def _replay(args) -> int:
     try:
         check_module(module, Context(options))
     except TircError as err:
-        raise err.located(args.file)
+        raise err.located(args.file) from None
     compiled = compile_module(module, options)
     return _check_dump(compiled, module, compiled.load().call)

@@ -50,7 +50,7 @@ def _compare(a: torch.Tensor, e: torch.Tensor) -> str | None:
         return f"{int(bad.sum())} element(s) differ; first at {list(idx)}: {a[idx].item()} vs {e[idx].item()} (exact match required)"
     a64, e64 = a.double(), e.double()
     nan_ok = torch.isnan(a64) & torch.isnan(e64)
-    same_inf = (a64 == e64)
+    same_inf = a64 == e64
     err = (a64 - e64).abs()
     allowed = atol + rtol * e64.abs()
     bad = ~(nan_ok | same_inf | (err <= allowed))

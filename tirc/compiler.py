@@ -38,7 +38,9 @@ def parse_dump_after(spec) -> set[str]:
             elif name in STAGES:
                 wanted.add(name)
             elif name:
-                raise TircError(f"unknown stage '{name}' in --dump-after (expected {', '.join(STAGES)} or all)")
+                raise TircError(
+                    f"unknown stage '{name}' in --dump-after (expected {', '.join(STAGES)} or all)"
+                )
     return wanted
 
 

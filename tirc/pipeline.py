@@ -68,7 +68,7 @@ def run_stages(module: Module, ctx: Context, stop_after: str | None = None, on_s
         try:
             module = check_module(parse(text, dump_name(stage.name)), ctx)
         except TircError as err:
-            raise err.located(dump_name(stage.name))
+            raise err.located(dump_name(stage.name)) from None
         if on_stage is not None:
             on_stage(stage.name, module, text)
     return module
