@@ -116,7 +116,8 @@ def check_memplan(module: Module) -> None:
     for v in module.outputs:
         if id(v) not in live:
             raise TircError(f"[output-freed] output {names[id(v)]} is freed before the return")
-    leaked = [v for v in allocated if v in live and v not in {id(o) for o in module.outputs}]
-    if leaked:
-        by_id = {id(n.result): n.result for n in module.nodes}
-        raise TircError(f"[never-freed] {names[id(by_id[leaked[0]])]} is allocated but never freed")
+    returned = {id(o) for o in module.outputs}
+    for line in module.wrapper:
+        v = line.operands[0] if line.op == "alloc" else None
+        if v is not None and id(v) in live and id(v) not in returned:
+            raise error_at(line.pos, f"[never-freed] {names[id(v)]} is allocated but never freed")

@@ -270,14 +270,14 @@ def _lower_module_text(index_text: str) -> str:
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=2000, deadline=None)
 @given(_index_exprs())
 def test_index_text_round_trip(expr):
     text = _lower_module_text(render_index(expr))
     assert print_ir(parse(text, "idx.tir")) == text
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=2000, deadline=None)
 @given(_index_exprs())
 def test_index_parses_back_to_the_same_expression(expr):
     module = parse(_lower_module_text(render_index(expr)), "idx.tir")
