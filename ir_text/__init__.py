@@ -35,7 +35,7 @@ from .model import (
 )
 from .body_ops import BODY_OPS
 from .parser import parse
-from .printer import VERSION, format_literal, print_ir, value_names
+from .printer import VERSION, format_attrs, format_literal, print_ir, value_names
 from .verifier import verify
 
 __all__ = [
@@ -66,6 +66,7 @@ __all__ = [
     "WrapperLine",
     "contiguous_strides",
     "error_at",
+    "format_attrs",
     "format_literal",
     "from_torch",
     "index_var",

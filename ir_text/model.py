@@ -210,6 +210,7 @@ class Module:
     refusals: list[Refusal] | None = None
     wrapper: list[WrapperLine] | None = None
     outputs_pos: Any = field(default=None, compare=False)
+    options_pos: Any = field(default=None, compare=False)
 
     @property
     def stage_index(self) -> int:

@@ -88,6 +88,21 @@ def _is_anonymous(name: str) -> bool:
     return name.isdigit() or (name.startswith("buf") and name[3:].isdigit())
 
 
+class _Product:
+    """The factors of an index product not yet multiplied (see idx_mul)."""
+
+    def __init__(self, factors):
+        self.factors = factors
+
+
+def _factors(x) -> list:
+    return list(x.factors) if isinstance(x, _Product) else [x]
+
+
+def _sym(x):
+    return sympy.Mul(*x.factors) if isinstance(x, _Product) else x
+
+
 @v_args(meta=True)
 class _Builder(Transformer):
     def __init__(self):
@@ -119,7 +134,7 @@ class _Builder(Transformer):
         module = Module(stage=stage, source=source, version=version, options=(), inputs=[])
         for kind, payload in items:
             if kind == "options":
-                module.options = payload
+                module.options, module.options_pos = payload
             elif kind == "input":
                 module.inputs.append(payload)
             elif kind == "graph":
@@ -127,6 +142,9 @@ class _Builder(Transformer):
             elif kind == "node":
                 module.nodes.append(payload)
             elif kind == "return":
+                if module.outputs_pos is not None:
+                    line, col = payload[1]
+                    raise TircError("a module has one 'return'", line=line, col=col)
                 module.outputs, module.outputs_pos = payload
             elif kind == "fusion":
                 module.kernels, module.refusals = payload
@@ -141,7 +159,7 @@ class _Builder(Transformer):
         return str(version), str(stage), _unquote(source)
 
     def options(self, meta, children):
-        return "options", children[0]
+        return "options", (children[0], _pos(meta))
 
     def input_decl(self, meta, children):
         token, ttype, attrs = children
@@ -301,7 +319,7 @@ class _Builder(Transformer):
         result, buffer, index, dtype = children
         source = self._use(buffer)
         value = self._define(result, str(dtype), self.locals)
-        return BodyOp(value, "load", (source,), (("index", index),), _pos(meta))
+        return BodyOp(value, "load", (source,), (("index", _sym(index)),), _pos(meta))
 
     def store_op(self, meta, children):
         return BodyOp(None, "store", (self._use(children[0]),), (), _pos(meta))
@@ -314,14 +332,17 @@ class _Builder(Transformer):
         value = self._define(result, str(dtype), self.locals)
         return BodyOp(value, str(name), tuple(args), attrs or (), _pos(meta))
 
+    # A product is kept as its list of factors and built with one sympy.Mul,
+    # so `2*(i0 + 1)*(i1 + 1)` parses back to the Mul it was printed from
+    # (multiplying pairwise would distribute 2 over the first sum).
     def idx_add(self, meta, c):
-        return c[0] + c[1]
+        return _sym(c[0]) + _sym(c[1])
 
     def idx_sub(self, meta, c):
-        return c[0] - c[1]
+        return _sym(c[0]) - _sym(c[1])
 
     def idx_mul(self, meta, c):
-        return c[0] * c[1]
+        return _Product(_factors(c[0]) + _factors(c[1]))
 
     def idx_int(self, meta, c):
         return sympy.Integer(int(c[0]))
@@ -330,13 +351,13 @@ class _Builder(Transformer):
         return ix.index_var(str(c[0]))
 
     def idx_neg(self, meta, c):
-        return -c[0]
+        return _Product([sympy.Integer(-1)] + _factors(c[0]))
 
     def idx_floordiv(self, meta, c):
-        return ix.FloorDiv(c[0], c[1])
+        return ix.FloorDiv(_sym(c[0]), _sym(c[1]))
 
     def idx_mod(self, meta, c):
-        return ix.Mod(c[0], c[1])
+        return ix.Mod(_sym(c[0]), _sym(c[1]))
 
     # ---- schedule, fusion, memplan
     def schedule(self, meta, children):
@@ -352,7 +373,7 @@ class _Builder(Transformer):
         return list(children)
 
     def mem_dep(self, meta, children):
-        return Dep(self._use(children[0]), children[1])
+        return Dep(self._use(children[0]), _sym(children[1]))
 
     def star_dep(self, meta, children):
         return Dep(self._use(children[0]), None)

@@ -82,7 +82,7 @@ def format_type(t) -> str:
 
 
 def _loc(loc) -> str:
-    return f' loc("{loc.file}":{loc.line})' if loc else ""
+    return f" loc({format_literal(loc.file)}:{loc.line})" if loc else ""
 
 
 def _ranges(node) -> str:
@@ -101,7 +101,7 @@ class _Printer:
 
     def run(self) -> str:
         m = self.m
-        self.lines.append(f'tirc {m.version} stage={m.stage} source="{_escape(m.source)}"')
+        self.lines.append(f"tirc {m.version} stage={m.stage} source={format_literal(m.source)}")
         self.lines.append("options " + format_attrs(m.options))
         for inp in m.inputs:
             name = self.names.define(inp.value, "arg")
@@ -194,10 +194,6 @@ class _Printer:
             else:
                 self.lines.append(f"  {line.op} {self.names(line.operands[0])}")
         self.lines.append("}")
-
-
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def print_ir(module: Module) -> str:

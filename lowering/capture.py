@@ -12,6 +12,7 @@ import inspect
 import operator
 import os
 import re
+import types
 
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
@@ -88,7 +89,7 @@ def capture(fn, example_inputs, source: str, source_path: str | None, options_pa
         all_inputs = [t.detach() for _, t in lifted] + example_inputs
         all_names = [n for n, _ in lifted] + names
     else:
-        flat_fn, all_inputs, all_names = fn, example_inputs, names
+        flat_fn, all_inputs, all_names = _as_forward(fn), example_inputs, names
     specs = []
 
     def flat_outputs(*args):
@@ -107,6 +108,19 @@ def capture(fn, example_inputs, source: str, source_path: str | None, options_pa
         raise TircError(f"tracing failed: {type(err).__name__}: {_first_line(err)}") from None
     module_ir = _to_module(gm, all_inputs, all_names, source, source_path, options_pairs)
     return module_ir, lifted, specs[-1]
+
+
+def _as_forward(fn):
+    """`fn` with its code named `forward`: make_fx keeps only stack frames of
+    functions named `forward`, so this keeps a plain function's source lines
+    (as a module's forward keeps its own)."""
+    if not isinstance(fn, types.FunctionType):
+        return fn
+    renamed = types.FunctionType(
+        fn.__code__.replace(co_name="forward"), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__
+    )
+    renamed.__kwdefaults__ = fn.__kwdefaults__
+    return renamed
 
 
 def _first_line(err: Exception) -> str:

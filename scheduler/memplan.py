@@ -82,12 +82,22 @@ def check_memplan(module: Module) -> None:
             v = line.operands[0]
             if id(v) not in live or not _is_buffer(module, v):
                 raise error_at(line.pos, f"[free-dead] {names[id(v)]} is not a live buffer")
+            if any(o is v for o in module.outputs):
+                raise error_at(line.pos, f"[output-freed] {names[id(v)]} is an output; it must not be freed")
             live.discard(id(v))
             freed.add(id(v))
         else:
             kernel = kernels[line.kernel.name]
             io = kernel_io(module, kernel, user_map)
             label = f"@{kernel.name.name}"
+            expected = module.kernels[len(launched)] if len(launched) < len(module.kernels) else None
+            if expected is not kernel:
+                want = f"@{expected.name.name}" if expected else "no further launch"
+                raise error_at(
+                    line.pos,
+                    f"[launch-order] launch {label} where {want} is next: every kernel is launched "
+                    "once, in the order of the fusion section",
+                )
             if tuple(map(id, line.operands)) != tuple(map(id, io.inputs)) or tuple(
                 map(id, line.results)
             ) != tuple(map(id, io.outputs)):

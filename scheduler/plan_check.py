@@ -3,7 +3,7 @@ reorder kernels; every rule the fusion pass obeys is checked again here."""
 
 from __future__ import annotations
 
-from ir_text import TircError, error_at, value_names
+from ir_text import error_at, format_attrs, value_names
 
 from .fusion import kernel_attrs
 from .legality import Graph, cycle_reason, vertical_mismatch
@@ -29,7 +29,7 @@ def check_plan(module, options) -> None:
             owner[k] = kernel
     for k, node in enumerate(graph.nodes):
         if k not in owner:
-            raise TircError(f"[one-kernel-per-node] {names[id(node.result)]} is in no kernel")
+            raise error_at(node.pos, f"[one-kernel-per-node] {names[id(node.result)]} is in no kernel")
     done: set[int] = set()
     for kernel in module.kernels:
         _check_kernel(graph, kernel, owner, done, names, options)
@@ -79,4 +79,5 @@ def _check_kernel(graph, kernel, owner, done, names, options) -> None:
         if reason:
             raise error_at(kernel.pos, f"{label}: {reason}")
     if dict(kernel.attrs) != dict(kernel_attrs(first)):
-        raise error_at(kernel.pos, f"[stale-fact] {label}: attributes should be {dict(kernel_attrs(first))}")
+        want = format_attrs(kernel_attrs(first))
+        raise error_at(kernel.pos, f"[stale-fact] {label}: attributes should be {want}")

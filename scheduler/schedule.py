@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ir_text import Module, TircError, error_at, render_index, value_names
+from ir_text import Module, Symbol, TircError, error_at, render_index, value_names
 
 from .deps import compute_facts
 from .order import live_nodes
@@ -21,7 +21,7 @@ def _fact_text(fact, names) -> str:
     def dep(d):
         return f"{names[id(d.buffer)]}[{'*' if d.index is None else render_index(d.index)}]"
 
-    users = ", ".join("@return" if not hasattr(u, "type") else names[id(u)] for u in fact.users)
+    users = ", ".join("@" + u.name if isinstance(u, Symbol) else names[id(u)] for u in fact.users)
     reads = ", ".join(dep(d) for d in fact.reads)
     return f"group {fact.group} reads [{reads}] users [{users}]"
 

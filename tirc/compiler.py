@@ -51,7 +51,12 @@ def check_stop_after(stop_after: str | None) -> None:
 
 def options_of(module: Module, overrides: list[str] | None = None, **fields) -> Options:
     """The module's header options, with command-line overrides applied."""
-    options = Options.from_pairs(module.options)
+    try:
+        options = Options.from_pairs(module.options)
+    except TircError as err:
+        if module.options_pos and err.line is None:
+            err.line, err.col = module.options_pos
+        raise
     pairs = [(k, v) for k, v in fields.items() if v is not None]
     options = Options.from_pairs(pairs, options) if pairs else options
     return options.with_text(overrides or [])

@@ -7,6 +7,7 @@ import torch
 
 from ir_text import TircError, parse
 from tirc.compiler import capture_program
+from tirc.compiler import options_of
 from tirc.options import Options
 from tirc.pipeline import Context, check_module, run_stages
 
@@ -27,7 +28,7 @@ def check_text(text: str, filename: str = "edited.tir"):
     """Parse and check a dump as `tirc verify` does; the TircError it raises (located), or None."""
     try:
         module = parse(text, filename)
-        check_module(module, Context(Options.from_pairs(module.options)))
+        check_module(module, Context(options_of(module)))
     except TircError as err:
         return err.located(filename)
     return None
