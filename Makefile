@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: demo test lint format clean
+.PHONY: demo test acceptance lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	TRITON_INTERPRET=1 $(PY) -m pytest -q -n 2 tests
+
+# The Foundation issue's checks over examples/, both backends, through the CLI (minutes).
+acceptance: $(STAMP)
+	$(PY) tests/acceptance/foundation.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
