@@ -61,7 +61,8 @@ def build_shared_object(source: str) -> Path:
                 [cxx, *CXX_FLAGS, str(src), "-o", str(out)], capture_output=True, text=True
             )
             if result.returncode != 0:
-                first = (result.stderr.strip().splitlines() or ["(no output)"])[:20]
-                raise RuntimeError("C++ compilation failed:\n" + "\n".join(first))
+                lines = result.stderr.strip().splitlines() or ["(no output)"]
+                first = next((ln for ln in lines if "error" in ln), lines[0])
+                raise RuntimeError(f"C++ compilation of generated kernels failed: {first.strip()}")
             os.replace(out, target)
     return target

@@ -37,8 +37,9 @@ def enum_value(e: Enum):
     return ENUMS.get(e.name)
 
 
-def to_torch_arg(arg, env: dict[int, torch.Tensor]):
-    """A literal or value of the IR as the Python object an ATen op takes."""
+def to_torch_arg(arg, env: dict[int, torch.Tensor], device: str | None = None):
+    """A literal or value of the IR as the Python object an ATen op takes
+    (with every device literal replaced by `device`, when given)."""
     if isinstance(arg, Value):
         return env[id(arg)]
     if isinstance(arg, Enum):
@@ -47,11 +48,11 @@ def to_torch_arg(arg, env: dict[int, torch.Tensor]):
             raise ValueError(f"unknown name '{arg.name}'")
         return value
     if isinstance(arg, Device):
-        return torch.device(arg.name)
+        return torch.device(device or arg.name)
     if isinstance(arg, Symbol):
         raise ValueError(f"@{arg.name} is not an op argument")
     if isinstance(arg, tuple):
-        return [to_torch_arg(a, env) for a in arg]
+        return [to_torch_arg(a, env, device) for a in arg]
     return arg
 
 
@@ -94,8 +95,8 @@ def check_graph(m: Module) -> None:
             raise error_at(op.pos, f"unknown op '{op.target}'")
         _check_arity(op, overload)
         try:
-            args = [to_torch_arg(a, env) for a in op.args]
-            kwargs = {k: to_torch_arg(v, env) for k, v in op.kwargs}
+            args = [to_torch_arg(a, env, "meta") for a in op.args]
+            kwargs = {k: to_torch_arg(v, env, "meta") for k, v in op.kwargs}
             with torch.no_grad():
                 result = overload(*args, **kwargs)
         except Exception as err:  # ATen's own message says what is wrong

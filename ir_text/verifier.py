@@ -13,6 +13,15 @@ from .dtypes import TORCH_DTYPES, is_float
 from .errors import TircError, error_at
 from .index import index_bounds, index_symbols
 from .model import STAGES, BufferType, Module, Value
+from .printer import VERSION
+
+# Reduced-precision floats are storage types: loaded, converted, stored. The
+# arithmetic happens in float32 (as the lowering emits it), so every backend
+# and the interpreter round at the same places.
+STORAGE_ONLY = frozenset({"f16", "bf16"})
+_STORAGE_OPS = frozenset({"load", "store", "to_dtype", "constant", "where"})
+# Attributes each body op takes (all others are errors).
+_BODY_ATTRS = {"load": {"index"}, "constant": {"value"}, "to_dtype": {"dtype"}}
 
 # Sections each stage must have (and no later stage's).
 _SECTIONS = {
@@ -27,6 +36,10 @@ _ALL_SECTIONS = ("facts", "kernels", "wrapper")
 
 def verify(module: Module) -> Module:
     """Check `module` against the rules of its stage; raise TircError on the first problem."""
+    if module.version != VERSION:
+        raise TircError(
+            f"this file is tirc {module.version}; this tirc reads version {VERSION}", line=1, col=1
+        )
     _check_sections(module)
     _check_inputs(module)
     if module.stage == "capture":
@@ -50,9 +63,9 @@ def _check_sections(m: Module) -> None:
         keyword = {"facts": "schedule", "kernels": "fusion", "wrapper": "wrapper"}[section]
         if section in wanted and not present:
             raise TircError(f"a {m.stage}-stage module needs a '{keyword}' section")
-        if section not in wanted and present and not (m.stage == "memplan" and section == "facts"):
+        if section not in wanted and present:
             raise TircError(
-                f"a {m.stage}-stage module has a '{keyword}' section, which belongs to a later stage"
+                f"a {m.stage}-stage module has a '{keyword}' section, which belongs to another stage"
             )
     if m.stage not in STAGES:
         raise TircError(f"unknown stage {m.stage}")
@@ -81,14 +94,30 @@ def _check_loop_node(node, m: Module) -> None:
         raise _fail(node, f"loop ranges {list(node.ranges)} do not match the buffer shape {list(t.shape)}")
     if any(st < 0 for st in t.strides):
         raise _fail(node, "negative buffer stride")
+    if not _non_overlapping(t.shape, t.strides):
+        raise _fail(node, f"strides {list(t.strides)} make elements of the buffer overlap")
+    if node.attrs:
+        raise _fail(node, f"unknown attribute '{node.attrs[0][0]}' on loop.{node.kind}")
     scope = {f"i{k}": s for k, s in enumerate(node.ranges)}
     local: set[int] = set()
-    if not node.body or node.body[-1].op != "store":
-        raise _fail(node, "a loop body must end with 'store'")
+    stores = [op for op in node.body if op.op == "store"]
+    if not node.body or node.body[-1].op != "store" or len(stores) != 1:
+        raise _fail(stores[1] if len(stores) > 1 else node, "a loop body has one 'store', at its end")
     for op in node.body:
         _check_body_op(op, node, scope, local)
         if op.result is not None:
             local.add(id(op.result))
+
+
+def _non_overlapping(shape, strides) -> bool:
+    """Whether distinct indices always map to distinct storage offsets."""
+    dims = sorted((st, size) for size, st in zip(shape, strides) if size > 1)
+    reach = 0  # the largest offset reachable with the dimensions seen so far
+    for st, size in dims:
+        if st <= reach:
+            return False
+        reach += st * (size - 1)
+    return True
 
 
 def _operand_dtype(op, v: Value, local: set[int]) -> str:
@@ -105,7 +134,17 @@ def _check_body_op(op, node, scope: dict[str, int], local: set[int]) -> None:
         raise _fail(op, f"'{op.op}' takes {spec.arity} operand(s), got {len(op.operands)}")
     if op.result is not None and op.result.type not in TORCH_DTYPES:
         raise _fail(op, f"unknown dtype '{op.result.type}'")
+    extra = sorted(set(dict(op.attrs)) - _BODY_ATTRS.get(op.op, set()))
+    if extra:
+        raise _fail(op, f"'{op.op}' takes no attribute '{extra[0]}'")
     _RULES[spec.rule](op, node, scope, local)
+    if op.op not in _STORAGE_OPS and op.result is not None:
+        reduced = {v.type for v in op.operands} & STORAGE_ONLY
+        if reduced or op.result.type in STORAGE_ONLY:
+            dtype = sorted(reduced)[0] if reduced else op.result.type
+            raise _fail(
+                op, f"'{op.op}' on {dtype}: convert {dtype} values to f32 (to_dtype) before arithmetic"
+            )
 
 
 def _rule_load(op, node, scope, local):

@@ -81,6 +81,13 @@ def capture(fn, example_inputs, source: str, source_path: str | None, options_pa
     for k, x in enumerate(example_inputs):
         if not isinstance(x, torch.Tensor):
             raise TircError(f"input {k} is a {type(x).__name__}; tirc takes tensor inputs")
+    # make_fx maps one tensor object to one placeholder: the same tensor passed
+    # twice must trace as two inputs, so later copies are traced as clones.
+    seen: set[int] = set()
+    for k, x in enumerate(example_inputs):
+        if id(x) in seen:
+            example_inputs[k] = x.clone()
+        seen.add(id(x))
     names = input_names(fn, module, len(example_inputs))
     lifted: list[tuple[str, torch.Tensor]] = []
     if module is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ir_text import Module, Symbol, TircError, error_at, render_index, value_names
+from ir_text import Module, Symbol, error_at, render_index, value_names
 
 from .deps import compute_facts
 from .order import live_nodes
@@ -31,8 +31,6 @@ def check_facts(module: Module) -> None:
     names = value_names(module)
     printed = module.facts or []
     expected = compute_facts(module)
-    if len(printed) != len(expected):
-        raise TircError(f"the schedule lists {len(printed)} node(s) but the module has {len(expected)}")
     for got, want in zip(printed, expected):
         if got.node is not want.node:
             raise error_at(
@@ -46,3 +44,10 @@ def check_facts(module: Module) -> None:
                 f"[stale-fact] facts of {names[id(got.node)]} do not match the loop nodes: "
                 f"recomputed {want_text}",
             )
+    if len(printed) < len(expected):
+        missing = expected[len(printed)].node
+        raise error_at(missing.pos, f"[schedule-order] the schedule has no fact for {names[id(missing)]}")
+    if len(printed) > len(expected):
+        raise error_at(
+            printed[len(expected)].pos, "[schedule-order] a fact for a node that is not in the module"
+        )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from ir_text import TircError
+
 from .compiler import capture_program, compile_module, parse_dump_after
 from .dumps import DumpWriter
 from .options import Options
@@ -47,14 +49,19 @@ def compile(
     example_inputs = list(example_inputs)
     if device is None:
         device = "cuda" if any(getattr(x, "is_cuda", False) for x in example_inputs) else "cpu"
-    opts = Options.from_pairs([("backend", backend), ("device", device), *sorted((options or {}).items())])
+    extra = dict(options or {})
+    for key, value in (("backend", backend), ("device", device)):
+        if extra.get(key, value) != value:
+            raise TircError(f"options[{key!r}] = {extra[key]!r} contradicts {key}={value!r}")
+        extra[key] = value
+    opts = Options.from_pairs(sorted(extra.items()))
     name = source or getattr(type(model_or_fn), "__name__", None) or "program"
     if not isinstance(model_or_fn, torch.nn.Module):
         name = source or getattr(model_or_fn, "__name__", "program")
     module, text, lifted, spec = capture_program(model_or_fn, example_inputs, name, None, opts)
     stages = parse_dump_after(dump_after)
+    if stages and dump_dir is None:
+        raise TircError("dump_after needs a dump_dir")
     writer = DumpWriter(dump_dir, stages, name, opts) if dump_dir is not None else None
-    if stages and writer is None:
-        raise ValueError("dump_after needs a dump_dir")
     compiled = compile_module(module, opts, writer, capture_text=text)
     return CompiledProgram(compiled.load().call, lifted, spec, compiled)

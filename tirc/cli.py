@@ -82,14 +82,17 @@ def _verify(args) -> int:
     from .pipeline import Context, check_module
     from .sources import load_dump
 
+    status = EXIT_OK
     for path in args.files:
-        module = load_dump(path)
         try:
+            module = load_dump(path)
             check_module(module, Context(options_of(module)))
         except TircError as err:
-            raise err.located(path) from None
+            print(err.located(path).format(), file=sys.stderr)
+            status = EXIT_ERROR
+            continue
         print(f"{path}: ok ({module.stage})", file=sys.stderr)
-    return EXIT_OK
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -66,7 +66,10 @@ def capture_program(fn, inputs, source: str, path: str | None, options: Options)
     """Capture a callable into a checked capture-stage module (as its dump would read)."""
     module, lifted, spec = capture(fn, inputs, source, path, options.to_pairs())
     text = print_ir(module)
-    module = check_module(parse(text, dump_name("capture")), Context(options))
+    try:
+        module = check_module(parse(text, dump_name("capture")), Context(options))
+    except TircError as err:
+        raise err.located(dump_name("capture")) from None
     return module, text, lifted, spec
 
 
