@@ -20,7 +20,17 @@ from filelock import FileLock
 
 from ir_text import TircError
 
-CXX_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=c++17", "-fno-math-errno")
+CXX_FLAGS = (
+    "-O3",
+    "-march=native",
+    "-fopenmp",
+    "-shared",
+    "-fPIC",
+    "-std=c++17",
+    "-fno-math-errno",
+    # No fused multiply-add across statements: results must round where the IR says.
+    "-ffp-contract=off",
+)
 
 
 def cache_dir() -> Path:

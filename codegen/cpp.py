@@ -82,6 +82,22 @@ template <typename T> static inline T tirc_remainder(T a, T b) {
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
   }
 }
+// pow: integers by squaring with wrap-around (as PyTorch); a negative exponent
+// gives 0 except for bases 1 and -1.
+template <typename T> static inline T tirc_pow(T a, T b) {
+  if constexpr (std::is_floating_point<T>::value) {
+    return std::pow(a, b);
+  } else {
+    if (b < 0) return a == 1 ? T(1) : (a == T(-1) ? ((b & 1) ? T(-1) : T(1)) : T(0));
+    using W = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
+    W result = 1, base = (W)a;
+    for (W e = (W)b; e; e >>= 1) {
+      if (e & 1) result *= base;
+      base *= base;
+    }
+    return (T)result;
+  }
+}
 template <typename T> static inline T tirc_sign(T a) { return (T)((T(0) < a) - (a < T(0))); }
 template <typename T> static inline T tirc_round(T a) {
   if constexpr (std::is_floating_point<T>::value) return std::nearbyint(a);
@@ -124,7 +140,7 @@ _OPS = {
     "truediv": "({0} / {1})",
     "maximum": "tirc_maximum({0}, {1})",
     "minimum": "tirc_minimum({0}, {1})",
-    "pow": "std::pow({0}, {1})",
+    "pow": "tirc_pow({0}, {1})",
     "atan2": "std::atan2({0}, {1})",
     "floor_divide": "tirc_floordiv({0}, {1})",
     "remainder": "tirc_remainder({0}, {1})",
@@ -138,9 +154,9 @@ _OPS = {
     "le": "({0} <= {1})",
     "gt": "({0} > {1})",
     "ge": "({0} >= {1})",
-    "logical_and": "({0} && {1})",
-    "logical_or": "({0} || {1})",
-    "logical_xor": "({0} != {1})",
+    "logical_and": "((bool){0} && (bool){1})",
+    "logical_or": "((bool){0} || (bool){1})",
+    "logical_xor": "((bool){0} != (bool){1})",
     "logical_not": "(!{0})",
     "isnan": "({0} != {0})",
     "where": "({0} ? {1} : {2})",

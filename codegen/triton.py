@@ -78,15 +78,18 @@ _OPS = {
     "le": "({0} <= {1})",
     "gt": "({0} > {1})",
     "ge": "({0} >= {1})",
-    "logical_and": "({0} & {1})",
-    "logical_or": "({0} | {1})",
-    "logical_xor": "({0} ^ {1})",
+    "logical_and": "(({0} != 0) & ({1} != 0))",
+    "logical_or": "(({0} != 0) | ({1} != 0))",
+    "logical_xor": "(({0} != 0) ^ ({1} != 0))",
     "logical_not": "({0} == 0)",
     "isnan": "({0} != {0})",
     "where": "tl.where({0}, {1}, {2})",
     "to_dtype": "{0}.to({dtype})",
 }
-_FLOAT_ONLY = {"floor", "ceil", "trunc", "round"}
+# Spellings that depend on the operand dtype: rounding is the identity on
+# integers, and bool arithmetic is logic (int1 addition would wrap).
+_INT_OPS = {"floor": "{0}", "ceil": "{0}", "trunc": "{0}", "round": "{0}"}
+_BOOL_OPS = {"add": "({0} | {1})", "mul": "({0} & {1})", "maximum": "({0} | {1})", "minimum": "({0} & {1})"}
 SUPPORTED_OPS = frozenset(_OPS) | {"load", "store", "constant"}
 
 # Helpers for ops triton.language lacks; emitted once per module, when used.
@@ -126,13 +129,19 @@ def _pow(a, b):
         zero = tl.where(b == 0, 1.0, tl.where(b > 0, 0.0, float("inf")))
         out = tl.where(a > 0, mag, tl.where(a == 0, zero, neg))
         return tl.where(b == 0, 1.0, out)
+    # Integers: square and multiply, wrapping as PyTorch does; a negative
+    # exponent gives 0 except for bases 1 and -1.
     acc = tl.full(a.shape, 1, a.dtype)
     base = a
-    e = b
+    e = tl.where(b < 0, 0, b)
     for _ in tl.static_range(63):
         acc = tl.where((e & 1) != 0, acc * base, acc)
         base = base * base
         e = e >> 1
+    if a.dtype.is_int_signed():
+        odd = (b & 1) != 0
+        negative = tl.where(a == 1, 1, tl.where(a == -1, tl.where(odd, -1, 1), 0)).to(a.dtype)
+        acc = tl.where(b < 0, negative, acc)
     return acc
 """,
     "_atan": """
@@ -196,7 +205,12 @@ def _expr(stmt: Compute) -> str:
         return _literal(dict(stmt.attrs)["value"], stmt.dtype)
     if stmt.op == "to_dtype" and stmt.dtype == "bf16":
         return f"_to_bf16({stmt.args[0]})"
-    return _OPS[stmt.op].format(*stmt.args, dtype=TL_TYPES[stmt.dtype])
+    template = _OPS[stmt.op]
+    if stmt.dtype == "b8":
+        template = _BOOL_OPS.get(stmt.op, template)
+    elif not stmt.dtype.startswith(("f", "bf")):
+        template = _INT_OPS.get(stmt.op, template)
+    return template.format(*stmt.args, dtype=TL_TYPES[stmt.dtype])
 
 
 def helpers_used(plans: list[KernelPlan]) -> list[str]:

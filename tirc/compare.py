@@ -52,7 +52,8 @@ def _compare(a: torch.Tensor, e: torch.Tensor) -> str | None:
     nan_ok = torch.isnan(a64) & torch.isnan(e64)
     same_inf = a64 == e64
     err = (a64 - e64).abs()
-    allowed = atol + rtol * e64.abs()
+    # Infinite expectations must be met exactly (rtol * inf would allow anything).
+    allowed = torch.where(torch.isinf(e64), torch.zeros_like(e64), atol + rtol * e64.abs())
     bad = ~(nan_ok | same_inf | (err <= allowed))
     if not bad.any():
         return None

@@ -19,6 +19,10 @@ from scheduler import check_facts, check_memplan, check_plan, fuse, plan_memory,
 from .options import Options
 
 
+class InternalError(RuntimeError):
+    """A pass broke an IR rule: a compiler bug, not a problem in the input."""
+
+
 @dataclass(frozen=True)
 class Context:
     """What every pass may consult: the options. No ambient state."""
@@ -68,7 +72,9 @@ def run_stages(module: Module, ctx: Context, stop_after: str | None = None, on_s
         try:
             module = check_module(parse(text, dump_name(stage.name)), ctx)
         except TircError as err:
-            raise err.located(dump_name(stage.name)) from None
+            raise InternalError(
+                f"the {stage.name} pass produced IR that does not verify: {err.located(dump_name(stage.name))}"
+            ) from None
         if on_stage is not None:
             on_stage(stage.name, module, text)
     return module

@@ -1,0 +1,211 @@
+"""The Python API: `tirc.compile`, `torch.compile(backend="tirc")`, and what
+the dump directory holds (manifest, no machine-specific text)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import tirc
+from ir_text import parse
+
+
+class Gate(torch.nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(features))
+        self.register_buffer("shift", torch.randn(features))
+
+    def forward(self, x):
+        return F.gelu(x * self.weight + self.shift) * torch.sigmoid(x)
+
+
+def swish_bias(x, b):
+    y = x + b
+    return y * torch.sigmoid(y)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+def test_module_parameters_become_inputs(backend, tmp_path):
+    torch.manual_seed(0)
+    model = Gate(37).eval()
+    x = torch.randn(5, 37)
+    compiled = tirc.compile(model, [x], backend=backend, dump_after="capture", dump_dir=tmp_path)
+    torch.testing.assert_close(compiled(x), model(x))
+    capture = (tmp_path / "01-capture.tir").read_text()
+    inputs = re.findall(r"^input %(\w+) :", capture, re.M)
+    assert inputs == ["weight", "shift", "x"], inputs
+    # the parameters are read when called, not baked in
+    fresh = torch.randn(5, 37)
+    with torch.no_grad():
+        model.weight.mul_(-2.0)
+        model.shift.add_(1.0)
+    torch.testing.assert_close(compiled(fresh), model(fresh))
+
+
+def test_plain_function():
+    torch.manual_seed(0)
+    x, b = torch.randn(7, 37), torch.randn(37)
+    compiled = tirc.compile(swish_bias, [x, b])
+    x, b = torch.randn(7, 37), torch.randn(37)
+    torch.testing.assert_close(compiled(x, b), swish_bias(x, b))
+
+
+def test_dump_after_fusion_only(tmp_path):
+    x, b = torch.randn(7, 37), torch.randn(37)
+    tirc.compile(swish_bias, [x, b], dump_after=("fusion",), dump_dir=tmp_path / "d")
+    names = sorted(p.name for p in (tmp_path / "d").iterdir())
+    assert [n for n in names if n.endswith(".tir")] == ["04-fusion.tir"], names
+    assert "manifest.json" in names
+    module = parse((tmp_path / "d" / "04-fusion.tir").read_text(), "04-fusion.tir")
+    assert module.stage == "fusion"
+    assert module.source == "swish_bias"
+
+
+def test_dump_after_without_dump_dir_is_refused():
+    with pytest.raises((ValueError, tirc.TircError)):
+        tirc.compile(swish_bias, [torch.randn(3), torch.randn(3)], dump_after=("fusion",))
+
+
+def _structured(x, y):
+    return {
+        "sum": x + y,
+        "pair": (x * y, torch.relu(x)),
+        "list": [y - 1, torch.sigmoid(x), x],
+    }
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x, y: (x + y, x * y),
+        lambda x, y: [x - y, torch.tanh(x), y * 3],
+        lambda x, y: {"a": x * 2, "b": (y + 1, x - y)},
+        _structured,
+        lambda x, y: (x * 2, x * 2),
+        lambda x, y: (x, x * y),  # an input returned as is
+    ],
+    ids=["tuple", "list", "dict", "nested", "same_twice", "input_returned"],
+)
+def test_output_structure_is_kept(fn):
+    torch.manual_seed(0)
+    x, y = torch.randn(5, 37), torch.randn(37)
+    compiled = tirc.compile(fn, [x, y])
+    x, y = torch.randn(5, 37), torch.randn(37)
+    actual, expected = compiled(x, y), fn(x, y)
+    assert type(actual) is type(expected)
+    if isinstance(expected, dict):
+        assert list(actual) == list(expected)
+    torch.testing.assert_close(actual, expected)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+def test_torch_compile_backend(backend, monkeypatch):
+    import tirc.api
+
+    calls = []
+    real = tirc.api.compile
+
+    def counting(*args, **kwargs):
+        calls.append(kwargs.get("backend"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tirc.api, "compile", counting)
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = Gate(37).eval()
+    compiled = torch.compile(model, backend="tirc", options={"backend": backend})
+    x = torch.randn(5, 37)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x))
+        x = torch.randn(5, 37)
+        torch.testing.assert_close(compiled(x), model(x))
+    assert calls == [backend], calls
+    torch._dynamo.reset()
+
+
+def test_torch_compile_function():
+    torch._dynamo.reset()
+    compiled = torch.compile(swish_bias, backend="tirc")
+    x, b = torch.randn(7, 37), torch.randn(37)
+    torch.testing.assert_close(compiled(x, b), swish_bias(x, b))
+    torch._dynamo.reset()
+
+
+def test_tirc_is_a_registered_dynamo_backend():
+    assert "tirc" in torch._dynamo.list_backends()
+
+
+# -- the dump directory ------------------------------------------------------------
+
+STAGE_FILES = ["01-capture.tir", "02-lower.tir", "03-schedule.tir", "04-fusion.tir", "05-memplan.tir"]
+
+
+def _count(text, stage):
+    """Ops, buffers and kernels of a dump, counted from its text."""
+    lines = text.splitlines()
+    if stage == "capture":
+        ops = sum(1 for line in lines if re.match(r"%\w+ = aten\.", line))
+    else:
+        ops = sum(1 for line in lines if re.match(r"  (%\w+ = \w+|store )", line))
+    return {
+        "ops": ops,
+        "buffers": sum(1 for line in lines if re.match(r"%buf\d+ = loop\.", line)),
+        "kernels": sum(1 for line in lines if re.match(r"\s*kernel @", line)),
+    }
+
+
+@pytest.fixture(scope="module")
+def dump_dir(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("api_dumps") / "dumps"
+    torch.manual_seed(0)
+    model = Gate(37).eval()
+    tirc.compile(model, [torch.randn(5, 37)], backend="triton", dump_after="all", dump_dir=directory)
+    return directory
+
+
+def test_manifest_lists_every_file_with_its_sha256_and_counts(dump_dir):
+    manifest = json.loads((dump_dir / "manifest.json").read_text())
+    files = manifest["files"]
+    assert [e["file"] for e in files] == [*STAGE_FILES, "output_code.py"]
+    assert [e["stage"] for e in files] == ["capture", "lower", "schedule", "fusion", "memplan", "codegen"]
+    assert sorted(p.name for p in dump_dir.iterdir()) == sorted(
+        [*STAGE_FILES, "output_code.py", "manifest.json"]
+    )
+    for entry in files:
+        data = (dump_dir / entry["file"]).read_bytes()
+        assert entry["sha256"] == hashlib.sha256(data).hexdigest(), entry["file"]
+        if entry["stage"] == "codegen":
+            continue
+        counted = _count(data.decode(), entry["stage"])
+        assert {k: entry[k] for k in ("ops", "buffers", "kernels")} == counted, entry["file"]
+    assert manifest["options"]["backend"] == "triton"
+    by_stage = {e["stage"]: e for e in files}
+    assert by_stage["lower"]["buffers"] > 0 and by_stage["fusion"]["kernels"] > 0
+
+
+def test_no_machine_specific_text_in_dumps(dump_dir):
+    home = str(Path.home())
+    needles = {str(dump_dir.parent), str(Path(__file__).parent), os.getcwd()}
+    if home not in ("/", ""):
+        needles.add(home)
+    host = os.uname().nodename
+    for path in sorted(dump_dir.iterdir()):
+        text = path.read_text()
+        for needle in needles:
+            assert needle not in text, f"{path.name} contains {needle!r}"
+        assert not re.search(
+            r"(?<![\w.-])/(tmp|home|root|work|usr|var)/", text
+        ), f"{path.name}: absolute path"
+        if host:
+            assert not re.search(
+                rf"(?<![\w.-]){re.escape(host)}(?![\w.-])", text
+            ), f"{path.name} names the host"
+        assert not re.search(r"0x[0-9a-f]{8,}", text), f"{path.name}: an address"

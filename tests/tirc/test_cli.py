@@ -1,0 +1,524 @@
+"""The `tirc` command line: compile, replay, fmt, verify, and its error contract
+(exit 2, one `FILE[:LINE[:COL]]: error: ...` line, no traceback, nothing
+half-written on disk).
+
+Commands whose exit status or stderr matter as a process run as real
+subprocesses, several at once (each one pays for importing torch); the others
+call `tirc.cli.main` in this process.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+import torch
+
+from tirc.commands import _report
+from tirc.compare import TOLERANCES, compare_outputs
+
+ERROR_LINE = re.compile(r"^(?P<file>[^:\n]+?)(?::(?P<line>\d+)(?::(?P<col>\d+))?)?: error: (?P<msg>\S.*)$")
+
+NO_MODEL = """import torch
+
+
+def f(x):
+    return x + 1
+
+
+def get_inputs():
+    return [torch.randn(4)]
+"""
+
+NO_GET_INPUTS = """import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+def get_init_inputs():
+    return []
+"""
+
+SUM_SOURCE = """import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        y = x * 2
+        return torch.sum(y, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(4, 5)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+MATMUL_SOURCE = """import torch
+
+
+def f(x, w):
+    h = torch.relu(x)
+    return torch.matmul(h, w)
+
+
+def get_inputs():
+    return [torch.randn(4, 5), torch.randn(5, 3)]
+"""
+
+# Python state changes between tracing and the eager run of --check, so the
+# compiled program (x * 1 + 1) and eager (x * 2 + 1) disagree most where |x|
+# is largest: the last element, 12.
+STATEFUL_SOURCE = """import torch
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1
+        return x * float(self.calls) + 1.0
+
+
+def get_inputs():
+    return [torch.arange(20, dtype=torch.float32).reshape(4, 5) - 7]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+def line_of(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n") + 1
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory, dumps, sources):
+    """A directory with the programs and corrupted dumps, and the error cases:
+    (directory, {name: (args, expectations)}); arguments are relative to it."""
+    work = tmp_path_factory.mktemp("cli_work")
+    (work / "model.py").write_text(sources["model"])
+    (work / "entry.py").write_text(sources["entry"])
+    (work / "nomodel.py").write_text(NO_MODEL)
+    (work / "noinputs.py").write_text(NO_GET_INPUTS)
+    (work / "sum.py").write_text(SUM_SOURCE)
+    (work / "mm.py").write_text(MATMUL_SOURCE)
+    (work / "stateful.py").write_text(STATEFUL_SOURCE)
+
+    lower = (dumps("cpp") / "02-lower.tir").read_text()
+    capture = (dumps("cpp") / "01-capture.tir").read_text()
+    (work / "truncated.tir").write_text(lower[: len(lower) // 2])
+    (work / "unknown_body_op.tir").write_text(lower.replace("add(", "frobnicate(", 1))
+    (work / "unknown_aten_op.tir").write_text(capture.replace("aten.add.Tensor", "aten.frobnicate.Tensor", 1))
+    body_line = line_of(lower, "add(")
+    aten_line = line_of(capture, "aten.add.Tensor")
+
+    def dump_into(name):
+        return ["--dump-after=all", "--dump-dir", f"out_{name}"]
+
+    cases = {
+        "missing_file": (["compile", "missing.py"], {"file": "missing.py"}),
+        "missing_dump": (["replay", "missing.tir"], {"file": "missing.tir"}),
+        "no_model": (["compile", "nomodel.py"], {"file": "nomodel.py", "says": "Model"}),
+        "no_get_inputs": (["compile", "noinputs.py"], {"file": "noinputs.py", "says": "get_inputs"}),
+        "missing_entry": (
+            ["compile", "entry.py", "--entry", "no_such_fn"],
+            {"file": "entry.py", "says": "no_such_fn"},
+        ),
+        "truncated_dump": (
+            ["compile", "truncated.tir", *dump_into("truncated_dump")],
+            {"file": "truncated.tir", "located": True, "clean_dir": "out_truncated_dump"},
+        ),
+        "replay_truncated_dump": (["replay", "truncated.tir"], {"file": "truncated.tir", "located": True}),
+        "unknown_body_op": (
+            ["compile", "unknown_body_op.tir", *dump_into("unknown_body_op")],
+            {
+                "file": "unknown_body_op.tir",
+                "line": body_line,
+                "says": "frobnicate",
+                "clean_dir": "out_unknown_body_op",
+            },
+        ),
+        "verify_unknown_body_op": (
+            ["verify", "unknown_body_op.tir"],
+            {"file": "unknown_body_op.tir", "line": body_line, "says": "frobnicate"},
+        ),
+        "unknown_aten_op": (
+            ["compile", "unknown_aten_op.tir", *dump_into("unknown_aten_op")],
+            {
+                "file": "unknown_aten_op.tir",
+                "line": aten_line,
+                "says": "aten.frobnicate",
+                "clean_dir": "out_unknown_aten_op",
+            },
+        ),
+        "no_lowering_sum": (
+            ["compile", "sum.py", *dump_into("no_lowering_sum")],
+            {
+                "file": "sum.py",
+                "says": "aten.sum",
+                "source_line": line_of(SUM_SOURCE, "torch.sum"),
+                "complete_dir": "out_no_lowering_sum",
+            },
+        ),
+        "no_lowering_matmul": (
+            ["compile", "mm.py", "--entry", "f"],
+            {"file": "mm.py", "says": "aten.mm", "source_line": line_of(MATMUL_SOURCE, "torch.matmul")},
+        ),
+    }
+    return work, cases
+
+
+# Run as real processes too (each costs an interpreter start and `import torch`).
+PROCESS_CASES = ["missing_file", "unknown_body_op", "no_lowering_sum"]
+
+
+@pytest.fixture(scope="module")
+def batch(work, tirc_run):
+    """The subprocess runs of this module, started together, 3 at a time:
+    {name: future of CompletedProcess}."""
+    directory, cases = work
+    runs = {name: cases[name][0] for name in PROCESS_CASES}
+    runs["check_triton"] = ["compile", "model.py", "--backend", "triton", "--check"]
+    runs["check_mismatch"] = ["compile", "stateful.py", "--check"]
+    pool = ThreadPoolExecutor(max_workers=3)
+    # separate dump directories from the in-process runs of the same cases
+    futures = {
+        name: pool.submit(tirc_run, [a.replace("out_", "proc_out_") for a in args], directory)
+        for name, args in runs.items()
+    }
+    yield futures
+    pool.shutdown(wait=True)
+
+
+def check_error(directory, code, stderr, want, prefix="out_"):
+    assert code == 2, f"exit {code}\n{stderr}"
+    assert "Traceback" not in stderr, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, f"expected one stderr line, got:\n{stderr}"
+    match = ERROR_LINE.match(lines[0])
+    assert match, f"not 'FILE[:LINE[:COL]]: error: ...': {lines[0]!r}"
+    assert match["file"] == want["file"], lines[0]
+    assert "internal error" not in lines[0]
+    if want.get("located"):
+        assert match["line"] and match["col"], f"no line:col in {lines[0]!r}"
+    if "line" in want:
+        assert (
+            match["line"] == str(want["line"]) and match["col"]
+        ), f"expected line {want['line']}: {lines[0]!r}"
+    if "says" in want:
+        assert want["says"] in match["msg"], lines[0]
+    if "source_line" in want:
+        # the user's source line: in the location or in the message
+        assert f"{want['file']}:{want['source_line']}" in lines[0], lines[0]
+    if "clean_dir" in want:
+        out = directory / want["clean_dir"].replace("out_", prefix)
+        assert not out.exists() or not any(out.iterdir()), sorted(p.name for p in out.iterdir())
+    if "complete_dir" in want:
+        out = directory / want["complete_dir"].replace("out_", prefix)
+        files = sorted(p.name for p in out.iterdir()) if out.exists() else []
+        assert not [f for f in files if f.startswith(".") or f.endswith(".tmp")], files
+        if files:
+            manifest = json.loads((out / "manifest.json").read_text())
+            listed = {e["file"]: e["sha256"] for e in manifest["files"]}
+            assert set(files) - {"manifest.json"} == set(listed), (files, listed)
+            for name, sha in listed.items():
+                assert hashlib.sha256((out / name).read_bytes()).hexdigest() == sha, name
+
+
+ERROR_CASES = [
+    "missing_file",
+    "missing_dump",
+    "no_model",
+    "no_get_inputs",
+    "missing_entry",
+    "truncated_dump",
+    "replay_truncated_dump",
+    "unknown_body_op",
+    "verify_unknown_body_op",
+    "unknown_aten_op",
+    "no_lowering_sum",
+    "no_lowering_matmul",
+]
+
+
+@pytest.mark.parametrize("name", ERROR_CASES)
+def test_error_exit_2_one_located_line(work, batch, cli, monkeypatch, name):
+    # (`batch` only starts the subprocesses early, to run beside these tests)
+    directory, cases = work
+    args, want = cases[name]
+    monkeypatch.chdir(directory)
+    code, err = cli(*args)
+    check_error(directory, code, err, want)
+
+
+@pytest.mark.parametrize("name", PROCESS_CASES)
+def test_error_as_a_process(work, batch, name):
+    directory, cases = work
+    proc = batch[name].result(timeout=600)
+    check_error(directory, proc.returncode, proc.stderr, cases[name][1], prefix="proc_out_")
+
+
+def test_compile_check_as_a_process(batch):
+    proc = batch["check_triton"].result(timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "ok" in proc.stderr and "match" in proc.stderr
+
+
+def test_check_mismatch_as_a_process_exits_1_naming_worst_element(batch):
+    proc = batch["check_mismatch"].result(timeout=600)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "mismatch" in proc.stderr
+    assert "[3, 4]" in proc.stderr, proc.stderr  # |x| is largest there
+    assert "atol" in proc.stderr and "rtol" in proc.stderr
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+def test_compile_check_exits_0(cli, model_file, backend):
+    code, err = cli("compile", model_file, "--backend", backend, "--check")
+    assert code == 0, err
+    assert f"backend {backend}" in err and "match" in err
+
+
+def test_entry_compiles_named_function(cli, entry_file, tmp_path):
+    code, err = cli(
+        "compile",
+        entry_file,
+        "--entry",
+        "swish_bias",
+        "--check",
+        "--dump-after=capture",
+        "--dump-dir",
+        tmp_path / "d",
+    )
+    assert code == 0, err
+    capture = (tmp_path / "d" / "01-capture.tir").read_text()
+    # the function's parameters name the inputs
+    assert "input %x :" in capture and "input %b :" in capture
+    assert "aten.sigmoid" in capture
+
+
+def test_entry_on_a_dump_is_an_error(cli, dumps):
+    code, err = cli("compile", dumps("cpp") / "02-lower.tir", "--entry", "f")
+    assert code == 2
+    assert "error:" in err and "--entry" in err
+
+
+def test_stop_after_fusion_writes_no_code(cli, model_file, tmp_path, stage_files):
+    out = tmp_path / "d"
+    code, err = cli("compile", model_file, "--dump-after=all", "--dump-dir", out, "--stop-after=fusion")
+    assert code == 0, err
+    assert "fusion" in err
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted([*stage_files[:4], "manifest.json"])
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [e["stage"] for e in manifest["files"]] == ["capture", "lower", "schedule", "fusion"]
+
+
+def test_stop_after_before_the_input_stage_is_an_error(cli, dumps):
+    code, err = cli("compile", dumps("cpp") / "04-fusion.tir", "--stop-after=lower")
+    assert code == 2
+    assert "error:" in err and "Traceback" not in err
+
+
+def test_unknown_stage_names_are_errors(cli, model_file):
+    code, err = cli("compile", model_file, "--dump-after=lower,bogus")
+    assert code == 2 and "bogus" in err
+    code, err = cli("compile", model_file, "--stop-after=bogus")
+    assert code == 2 and "bogus" in err
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+def test_replay_every_dump(cli, dumps, stage_files, backend):
+    for name in stage_files:
+        code, err = cli("replay", dumps(backend) / name)
+        assert code == 0, f"{name}: {err}"
+        assert "ok" in err
+
+
+def test_replay_with_the_other_backend(cli, dumps):
+    code, err = cli("replay", dumps("cpp") / "04-fusion.tir", "--backend", "triton")
+    assert code == 0, err
+
+
+def test_fmt_check_accepts_every_dump(cli, dumps, stage_files):
+    for backend in ("cpp", "triton"):
+        paths = [dumps(backend) / name for name in stage_files]
+        before = [p.read_bytes() for p in paths]
+        code, err = cli("fmt", "--check", *paths)
+        assert code == 0, err
+        assert [p.read_bytes() for p in paths] == before
+
+
+def _spread(line: str) -> str:
+    """Extra spaces around '=' and ',' outside string literals."""
+    parts = line.split('"')
+    for k in range(0, len(parts), 2):
+        parts[k] = parts[k].replace(" = ", "   =  ").replace(", ", " ,   ")
+    return '"'.join(parts)
+
+
+def _uglify(text: str) -> str:
+    """The same IR with extra spaces, blank lines and comments."""
+    out = ["// a comment before the header", ""]
+    for line in text.splitlines():
+        line = _spread(line)
+        if line.startswith("%buf") or line.startswith("input"):
+            line += "   // trailing comment"
+        out.append(line)
+        if line.startswith("input") or line == "}":
+            out += ["", "// between", ""]
+    return "\n".join(out) + "\n\n\n"
+
+
+@pytest.mark.parametrize("stage", ["02-lower.tir", "04-fusion.tir", "05-memplan.tir"])
+def test_fmt_rewrites_to_canonical(cli, dumps, tmp_path, stage):
+    canonical = (dumps("cpp") / stage).read_text()
+    ugly = _uglify(canonical)
+    assert ugly != canonical
+    path = tmp_path / stage
+    path.write_text(ugly)
+    code, err = cli("fmt", "--check", path)
+    assert code == 1, err
+    assert str(path) in err
+    assert path.read_text() == ugly, "fmt --check must not modify the file"
+    code, err = cli("fmt", path)
+    assert code == 0, err
+    assert path.read_text() == canonical
+    assert not [p.name for p in tmp_path.iterdir() if p.name != stage], "fmt left temporary files"
+    code, err = cli("fmt", "--check", path)
+    assert code == 0, err
+
+
+def test_fmt_of_a_malformed_file_is_an_error(cli, dumps, tmp_path):
+    text = (dumps("cpp") / "02-lower.tir").read_text()
+    path = tmp_path / "bad.tir"
+    path.write_text(text[: len(text) // 2])
+    code, err = cli("fmt", path)
+    assert code == 2
+    assert ERROR_LINE.match(err.strip()) and len(err.strip().splitlines()) == 1, err
+    assert path.read_text() == text[: len(text) // 2]
+
+
+def test_verify_every_dump(cli, dumps, stage_files):
+    paths = [dumps("triton") / name for name in stage_files]
+    code, err = cli("verify", *paths)
+    assert code == 0, err
+    lines = err.strip().splitlines()
+    assert len(lines) == len(paths)
+    for path, line in zip(paths, lines):
+        assert str(path) in line and "ok" in line
+
+
+def test_verify_rejects_a_wrong_derived_fact(cli, dumps, tmp_path):
+    """Derived facts printed in a dump are checked, never trusted."""
+    text = (dumps("cpp") / "03-schedule.tir").read_text()
+    match = re.search(r"group \((\d+), (\d+)\)", text)
+    assert match, text
+    edited = text[: match.start()] + f"group ({int(match[1]) + 1}, {match[2]})" + text[match.end() :]
+    path = tmp_path / "facts.tir"
+    path.write_text(edited)
+    code, err = cli("verify", path)
+    assert code == 2, err
+    m = ERROR_LINE.match(err.strip())
+    assert m and m["file"] == str(path), err
+
+
+# -- mismatch reporting (exit 1) -------------------------------------------------
+
+
+def test_report_exit_codes(capsys):
+    assert _report(None, "eager PyTorch") == 0
+    assert "ok" in capsys.readouterr().err
+    expected = torch.randn(4, 5)
+    actual = expected.clone()
+    actual[2, 3] += 1.0
+    mismatch = compare_outputs([actual], [expected])
+    assert mismatch is not None
+    assert _report(mismatch, "eager PyTorch") == 1
+    err = capsys.readouterr().err
+    assert "mismatch" in err and "eager PyTorch" in err and "[2, 3]" in err
+
+
+def test_compare_names_worst_element_and_tolerance():
+    torch.manual_seed(0)
+    expected = torch.randn(6, 7) + 3  # no zeros: relative tolerance matters everywhere
+    actual = expected.clone()
+    actual[1, 2] += 1e-2
+    actual[4, 5] += 5e-1  # the worst
+    actual[5, 0] -= 1e-1
+    mismatch = compare_outputs([expected.clone(), actual], [expected, expected])
+    assert mismatch is not None
+    message = mismatch.message
+    assert message.startswith("output 1"), message
+    assert "3 of 42" in message, message
+    assert "[4, 5]" in message, message
+    rtol, atol = TOLERANCES[torch.float32]
+    assert f"atol {atol:g}" in message and f"rtol {rtol:g}" in message, message
+
+
+def test_compare_accepts_within_tolerance_and_equal_special_values():
+    rtol, atol = TOLERANCES[torch.float32]
+    e = torch.tensor([1.0, -2.0, float("nan"), float("inf"), float("-inf"), 0.0])
+    a = e.clone()
+    a[0] += rtol * 0.5
+    a[5] += atol * 0.5
+    assert compare_outputs([a], [e]) is None
+
+
+def test_compare_flags_a_number_where_nan_is_expected():
+    e = torch.tensor([1.0, float("nan"), 3.0])
+    m = compare_outputs([torch.tensor([1.0, 2.0, 3.0])], [e])
+    assert m is not None and "[1]" in m.message
+
+
+@pytest.mark.parametrize("got", [5.0, 0.0, float("-inf"), float("nan")])
+def test_compare_flags_a_wrong_value_where_infinity_is_expected(got):
+    e = torch.tensor([1.0, 2.0, float("inf"), 4.0])
+    a = e.clone()
+    a[2] = got
+    m = compare_outputs([a], [e])
+    assert m is not None, f"{got} accepted where inf was expected"
+    assert "[2]" in m.message, m.message
+
+
+def test_compare_integers_exact_and_structure():
+    e = torch.arange(12).reshape(3, 4)
+    a = e.clone()
+    a[2, 1] += 1
+    m = compare_outputs([a], [e])
+    assert m is not None and "[2, 1]" in m.message
+    assert compare_outputs([e.clone()], [e]) is None
+    assert compare_outputs([e.float()], [e]) is not None  # dtype
+    assert compare_outputs([e.reshape(4, 3)], [e]) is not None  # shape
+    assert compare_outputs([e], [e, e]) is not None  # number of outputs
+
+
+def test_replay_mismatch_exits_1(cli, dumps, monkeypatch):
+    """A replay whose reference disagrees with the generated code exits 1."""
+    import tirc.commands
+
+    real = tirc.commands.interpret
+
+    def off_by_one(module, inputs):
+        outs = [t.clone() for t in real(module, inputs)]
+        outs[0].view(-1)[5] += 1.0
+        return outs
+
+    monkeypatch.setattr(tirc.commands, "interpret", off_by_one)
+    code, err = cli("replay", dumps("cpp") / "03-schedule.tir")
+    assert code == 1, err
+    assert "mismatch" in err and "atol" in err
