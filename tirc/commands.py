@@ -6,7 +6,7 @@ import sys
 
 import torch
 
-from codegen.runtime import random_input
+from codegen import random_input
 from ir_text import TircError, to_torch
 from lowering import interpret
 
