@@ -68,6 +68,8 @@ def _compile(args) -> int:
         program = load_python(args.source, args.entry)
         base = Options(backend=args.backend or "cpp", device=args.device or "cpu")
         options = base.with_text(args.option)
+        if options.device == "cuda" and not torch.cuda.is_available():
+            raise TircError("--device cuda: no CUDA device is available here")
         inputs = [x.to(options.device) for x in program.inputs]
         fn = program.fn.to(options.device) if isinstance(program.fn, torch.nn.Module) else program.fn
         program.fn, program.inputs = fn, inputs
@@ -95,6 +97,8 @@ def _compile(args) -> int:
 
 
 def _check_dump(compiled, module, call) -> int:
+    if any(i.device.startswith("cuda") for i in module.inputs) and not torch.cuda.is_available():
+        raise TircError("the dump's inputs live on cuda, and no CUDA device is available here")
     inputs = header_inputs(module)
     expected = interpret(module, _clone(inputs))
     actual = call(_clone(inputs))
