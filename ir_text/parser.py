@@ -436,31 +436,41 @@ def _literal_name(terminal: str) -> str:
     return f"'{pattern.value}'" if pattern.type == "str" else terminal.lower()
 
 
+def _at_end(text: str, pos: int) -> bool:
+    """Whether `pos` lies in the file's last, cut-off token (nothing but it follows)."""
+    rest = text[pos:]
+    return not rest.strip() or (rest == rest.rstrip() and not any(c.isspace() for c in rest))
+
+
+def _end_of_file(text: str, filename: str, expected, detail: str = "") -> TircError:
+    lines = text.splitlines() or [""]
+    wanted = f" (expected {_describe_expected(expected)})" if expected else ""
+    return TircError(f"unexpected end of file{detail}{wanted}", filename, len(lines), len(lines[-1]) + 1)
+
+
 def parse(text: str, filename: str = "<input>") -> Module:
-    """Parse IR text into a Module. Raises TircError with the file, line and column."""
+    """Parse IR text into a Module. Raises TircError with the file, line and column.
+
+    A file cut off in the middle of its last token (a truncated dump) is
+    reported as an unexpected end of file, not as a bad character.
+    """
     try:
         tree = _lark().parse(text)
     except lark.exceptions.UnexpectedEOF as err:
-        lines = text.splitlines() or [""]
-        raise TircError(
-            f"unexpected end of file (expected {_describe_expected(err.expected)})",
-            filename,
-            len(lines),
-            len(lines[-1]) + 1,
-        ) from None
+        raise _end_of_file(text, filename, err.expected) from None
     except lark.exceptions.UnexpectedCharacters as err:
+        if _at_end(text, err.pos_in_stream) or (
+            text[err.pos_in_stream] == '"' and '"' not in text[err.pos_in_stream + 1 :]
+        ):
+            raise _end_of_file(text, filename, None, " (the last token is cut off)") from None
         raise TircError(
             f"unexpected character {text[err.pos_in_stream]!r}", filename, err.line, err.column
         ) from None
     except lark.exceptions.UnexpectedToken as err:
         if err.token.type == "$END":
-            lines = text.splitlines() or [""]
-            raise TircError(
-                f"unexpected end of file (expected {_describe_expected(err.expected)})",
-                filename,
-                len(lines),
-                len(lines[-1]) + 1,
-            ) from None
+            raise _end_of_file(text, filename, err.expected) from None
+        if _at_end(text, err.token.start_pos):
+            raise _end_of_file(text, filename, err.expected, " (the last token is cut off)") from None
         raise TircError(
             f"unexpected '{err.token}' (expected {_describe_expected(err.expected)})",
             filename,
@@ -468,8 +478,12 @@ def parse(text: str, filename: str = "<input>") -> Module:
             err.column,
         ) from None
     try:
-        return _Builder().transform(tree)
+        module = _Builder().transform(tree)
     except lark.exceptions.VisitError as err:
         if isinstance(err.orig_exc, TircError):
             raise err.orig_exc.located(filename) from None
         raise
+    if module.outputs_pos is None:
+        # Every printed module has one; a file without it was most likely cut off.
+        raise _end_of_file(text, filename, None, ": the module has no 'return (...)'")
+    return module

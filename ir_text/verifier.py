@@ -96,8 +96,11 @@ def _check_loop_node(node, m: Module) -> None:
         raise _fail(node, "negative buffer stride")
     if not _non_overlapping(t.shape, t.strides):
         raise _fail(node, f"strides {list(t.strides)} make elements of the buffer overlap")
-    if node.attrs:
-        raise _fail(node, f"unknown attribute '{node.attrs[0][0]}' on loop.{node.kind}")
+    for key, value in node.attrs:
+        if key != "origin":
+            raise _fail(node, f"unknown attribute '{key}' on loop.{node.kind} (known: origin)")
+        if not isinstance(value, str):
+            raise _fail(node, "origin must be a string (the ATen op the node came from)")
     scope = {f"i{k}": s for k, s in enumerate(node.ranges)}
     local: set[int] = set()
     stores = [op for op in node.body if op.op == "store"]

@@ -77,7 +77,9 @@ def _lower_op(op: GraphOp, env: dict[int, Value]) -> LoopNode:
         raise _error(op, f"cannot lower {op.target}: {err}") from None
     builder.store(builder.cast(result, out.dtype))
     buffer = Value("", BufferType(out.dtype, out.shape, contiguous_strides(out.shape)))
-    return LoopNode(buffer, "pointwise", out.shape, (), (), builder.ops, op.loc)
+    # The ATen op the node came from, as Inductor keeps a node's origins.
+    origin = (("origin", op.target),)
+    return LoopNode(buffer, "pointwise", out.shape, (), origin, builder.ops, op.loc)
 
 
 def lower(module: Module, ctx=None) -> Module:

@@ -35,8 +35,8 @@ def _edits(texts):
         "overlapping layout": (
             replace_once(
                 lower,
-                "%buf0 = loop.pointwise [i0 < 3, i1 < 4] : f16[3, 4] strides [4, 1]",
-                "%buf0 = loop.pointwise [i0 < 3, i1 < 4] : f16[3, 4] strides [1, 1]",
+                '%buf0 = loop.pointwise [i0 < 3, i1 < 4] {origin = "aten._to_copy.default"} : f16[3, 4] strides [4, 1]',
+                '%buf0 = loop.pointwise [i0 < 3, i1 < 4] {origin = "aten._to_copy.default"} : f16[3, 4] strides [1, 1]',
             ),
             "%buf0 = loop.pointwise",
             "overlap",
@@ -53,8 +53,8 @@ def _edits(texts):
         "loop attribute": (
             replace_once(
                 lower,
-                "%buf1 = loop.pointwise [i0 < 3, i1 < 4] :",
-                "%buf1 = loop.pointwise [i0 < 3, i1 < 4] {unroll = 4} :",
+                '%buf1 = loop.pointwise [i0 < 3, i1 < 4] {origin = "aten.mul.Tensor"} :',
+                '%buf1 = loop.pointwise [i0 < 3, i1 < 4] {origin = "aten.mul.Tensor", unroll = 4} :',
             ),
             "unroll = 4",
             "unknown attribute 'unroll'",
