@@ -34,6 +34,7 @@ from .model import (
     WrapperLine,
 )
 from .body_ops import BODY_OPS
+from .equality import structurally_equal
 from .parser import parse
 from .printer import VERSION, format_attrs, format_literal, print_ir, value_names
 from .verifier import verify
@@ -77,6 +78,7 @@ __all__ = [
     "render_index",
     "resolve_target",
     "strided_index",
+    "structurally_equal",
     "to_torch",
     "to_torch_arg",
     "value_names",
