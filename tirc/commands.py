@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import torch
 
@@ -52,7 +53,12 @@ def compile_command(args) -> int:
 def _compile(args) -> int:
     stages = parse_dump_after(args.dump_after)
     dump_dir = args.dump_dir or ("tirc-dump" if stages else None)
-    if args.source.endswith(".tir"):
+    suffix = Path(args.source).suffix
+    if suffix == ".pt2":
+        raise TircError(".pt2 (torch.export) sources are not supported yet; compile the .py program")
+    if suffix not in (".py", ".tir"):
+        raise TircError("expected a .py program or a .tir dump")
+    if suffix == ".tir":
         if args.entry:
             raise TircError("--entry applies to .py sources only")
         module = load_dump(args.source)

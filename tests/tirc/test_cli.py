@@ -172,6 +172,8 @@ def work(tmp_path_factory, dumps, sources):
                 "complete_dir": "out_no_lowering_sum",
             },
         ),
+        "pt2_source": (["compile", "model.pt2"], {"file": "model.pt2", "says": ".pt2"}),
+        "unknown_suffix": (["compile", "model.txt"], {"file": "model.txt", "says": ".py program or a .tir dump"}),
         "no_lowering_matmul": (
             ["compile", "mm.py", "--entry", "f"],
             {"file": "mm.py", "says": "aten.mm", "source_line": line_of(MATMUL_SOURCE, "torch.matmul")},
@@ -250,6 +252,8 @@ ERROR_CASES = [
     "unknown_aten_op",
     "no_lowering_sum",
     "no_lowering_matmul",
+    "pt2_source",
+    "unknown_suffix",
 ]
 
 
