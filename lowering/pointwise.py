@@ -78,20 +78,20 @@ def _isnan(b, x):
     return b.op("isnan", b.value(x))
 
 
-@rule("aten.add.Tensor", "aten.add.Scalar")
-def _add(b: BodyBuilder, x, y, alpha=1):
-    x, y = b.value(x), b.value(y)
-    if alpha != 1:
-        y = b.op("mul", y, b.const(alpha))
-    return b.op("add", x, y)
+def _scaled(body_op: str):
+    """`x OP alpha * y`, the form of aten.add and aten.sub."""
+
+    def lowering(b: BodyBuilder, x, y, alpha=1):
+        x, y = b.value(x), b.value(y)
+        if alpha != 1:
+            y = b.op("mul", y, b.const(alpha))
+        return b.op(body_op, x, y)
+
+    return lowering
 
 
-@rule("aten.sub.Tensor", "aten.sub.Scalar")
-def _sub(b: BodyBuilder, x, y, alpha=1):
-    x, y = b.value(x), b.value(y)
-    if alpha != 1:
-        y = b.op("mul", y, b.const(alpha))
-    return b.op("sub", x, y)
+_add = rule("aten.add.Tensor", "aten.add.Scalar")(_scaled("add"))
+_sub = rule("aten.sub.Tensor", "aten.sub.Scalar")(_scaled("sub"))
 
 
 @rule("aten.rsub.Scalar", "aten.rsub.Tensor")
