@@ -32,7 +32,13 @@ def _in_memory_stages(fn, inputs, options):
     lowered = lower(captured, ctx)
     scheduled = schedule(lowered, ctx)
     fused = fuse(scheduled, ctx)
-    return {"capture": captured, "lower": lowered, "schedule": scheduled, "fusion": fused, "memplan": plan_memory(fused, ctx)}
+    return {
+        "capture": captured,
+        "lower": lowered,
+        "schedule": scheduled,
+        "fusion": fused,
+        "memplan": plan_memory(fused, ctx),
+    }
 
 
 @pytest.mark.parametrize("fusion", [True, False])

@@ -173,7 +173,10 @@ def work(tmp_path_factory, dumps, sources):
             },
         ),
         "pt2_source": (["compile", "model.pt2"], {"file": "model.pt2", "says": ".pt2"}),
-        "unknown_suffix": (["compile", "model.txt"], {"file": "model.txt", "says": ".py program or a .tir dump"}),
+        "unknown_suffix": (
+            ["compile", "model.txt"],
+            {"file": "model.txt", "says": ".py program or a .tir dump"},
+        ),
         "no_lowering_matmul": (
             ["compile", "mm.py", "--entry", "f"],
             {"file": "mm.py", "says": "aten.mm", "source_line": line_of(MATMUL_SOURCE, "torch.matmul")},
