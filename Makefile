@@ -21,6 +21,8 @@ demo: $(STAMP)
 	$(VENV)/bin/tirc replay $(DEMO_DIR)-triton/02-lower.tir
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/black --check --quiet .
 	TRITON_INTERPRET=1 $(PY) -m pytest -q -n 2 tests
 
 # The Foundation issue's checks over examples/, both backends, through the CLI (minutes).
