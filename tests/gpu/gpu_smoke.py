@@ -22,6 +22,9 @@ PROGRAMS = {
     "chain_f16": (lambda x: torch.sigmoid(x) * x - 0.5, ["f16"]),
     "where": (lambda x, b: torch.where(x > b, x, b * 2), ["f32", "bias"]),
     "int_ops": (lambda a: (a * 3 - 7) % 5, ["i64"]),
+    "int_pow_floordiv": (lambda a: a**2 + torch.div(a, 7, rounding_mode="floor"), ["i64"]),
+    "bool_logic": (lambda x, b: torch.logical_xor(x > 0, b > 0.5) | (x < -1), ["f32", "bias"]),
+    "round_ops": (lambda x: torch.round(x * 4) + torch.trunc(x) - torch.floor(x), ["f32"]),
 }
 SHAPES = [(37,), (129, 37), (1000, 1000), (4096, 4097)]
 TOL = {torch.float32: (1e-4, 1e-5), torch.bfloat16: (1.6e-2, 1e-2), torch.float16: (1e-3, 1e-3)}
