@@ -60,70 +60,94 @@ def _is_buffer(module: Module, v) -> bool:
     return all(i.value is not v for i in module.inputs)
 
 
+class _WrapperSimulation:
+    """Runs a wrapper program over buffer states, one method per line kind."""
+
+    def __init__(self, module: Module):
+        self.m = module
+        self.names = value_names(module)
+        self.user_map = users(module)
+        self.live = {id(i.value) for i in module.inputs}
+        self.computed = set(self.live)
+        self.allocated: set[int] = set()
+        self.freed: set[int] = set()
+        self.launched: list = []
+        self.kernels = {k.name.name: k for k in module.kernels}
+
+    def name(self, v) -> str:
+        return self.names[id(v)]
+
+    def alloc(self, line) -> None:
+        v = line.operands[0]
+        if id(v) in self.allocated or not _is_buffer(self.m, v):
+            raise error_at(line.pos, f"[alloc-twice] {self.name(v)} is already allocated")
+        self.allocated.add(id(v))
+        self.live.add(id(v))
+
+    def free(self, line) -> None:
+        v = line.operands[0]
+        if id(v) not in self.live or not _is_buffer(self.m, v):
+            raise error_at(line.pos, f"[free-dead] {self.name(v)} is not a live buffer")
+        if any(o is v for o in self.m.outputs):
+            raise error_at(line.pos, f"[output-freed] {self.name(v)} is an output; it must not be freed")
+        self.live.discard(id(v))
+        self.freed.add(id(v))
+
+    def launch(self, line) -> None:
+        kernel = self.kernels[line.kernel.name]
+        label = f"@{kernel.name.name}"
+        self._check_order(line, kernel, label)
+        io = kernel_io(self.m, kernel, self.user_map)
+        if [id(v) for v in line.operands] != [id(v) for v in io.inputs] or [id(v) for v in line.results] != [
+            id(v) for v in io.outputs
+        ]:
+            ins = ", ".join(self.name(v) for v in io.inputs)
+            outs = ", ".join(self.name(v) for v in io.outputs)
+            raise error_at(
+                line.pos, f"[launch-signature] launch {label} should be {label}({ins}) -> ({outs})"
+            )
+        for v in io.inputs:
+            if id(v) in self.freed:
+                raise error_at(line.pos, f"[use-after-free] {label} reads {self.name(v)} after it is freed")
+            if id(v) not in self.computed:
+                raise error_at(
+                    line.pos, f"[use-before-def] {label} reads {self.name(v)} before it is computed"
+                )
+        for v in io.outputs:
+            if id(v) not in self.live:
+                raise error_at(
+                    line.pos, f"[unallocated-write] {label} writes {self.name(v)}, which is not allocated"
+                )
+            self.computed.add(id(v))
+        self.launched.append(kernel)
+
+    def _check_order(self, line, kernel, label: str) -> None:
+        n = len(self.launched)
+        expected = self.m.kernels[n] if n < len(self.m.kernels) else None
+        if expected is not kernel:
+            want = f"@{expected.name.name}" if expected else "no further launch"
+            raise error_at(
+                line.pos,
+                f"[launch-order] launch {label} where {want} is next: every kernel is launched "
+                "once, in the order of the fusion section",
+            )
+
+    def finish(self) -> None:
+        if len(self.launched) < len(self.m.kernels):
+            missing = self.m.kernels[len(self.launched)]
+            raise error_at(missing.pos, f"[launch-order] @{missing.name.name} is never launched")
+        returned = {id(o) for o in self.m.outputs}
+        for line in self.m.wrapper:
+            v = line.operands[0] if line.op == "alloc" else None
+            if v is not None and id(v) in self.live and id(v) not in returned:
+                raise error_at(line.pos, f"[never-freed] {self.name(v)} is allocated but never freed")
+
+
 def check_memplan(module: Module) -> None:
     """Simulate the wrapper: launches match their kernels, no use before
     allocation or after free, every kernel once and in order, outputs live."""
-    names = value_names(module)
-    user_map = users(module)
-    live = {id(i.value) for i in module.inputs}
-    allocated: set[int] = set()
-    computed = set(live)
-    freed: set[int] = set()
-    launched = []
-    kernels = {k.name.name: k for k in module.kernels}
+    sim = _WrapperSimulation(module)
+    steps = {"alloc": sim.alloc, "free": sim.free, "launch": sim.launch}
     for line in module.wrapper:
-        if line.op == "alloc":
-            v = line.operands[0]
-            if id(v) in allocated or not _is_buffer(module, v):
-                raise error_at(line.pos, f"[alloc-twice] {names[id(v)]} is already allocated")
-            allocated.add(id(v))
-            live.add(id(v))
-        elif line.op == "free":
-            v = line.operands[0]
-            if id(v) not in live or not _is_buffer(module, v):
-                raise error_at(line.pos, f"[free-dead] {names[id(v)]} is not a live buffer")
-            if any(o is v for o in module.outputs):
-                raise error_at(line.pos, f"[output-freed] {names[id(v)]} is an output; it must not be freed")
-            live.discard(id(v))
-            freed.add(id(v))
-        else:
-            kernel = kernels[line.kernel.name]
-            io = kernel_io(module, kernel, user_map)
-            label = f"@{kernel.name.name}"
-            expected = module.kernels[len(launched)] if len(launched) < len(module.kernels) else None
-            if expected is not kernel:
-                want = f"@{expected.name.name}" if expected else "no further launch"
-                raise error_at(
-                    line.pos,
-                    f"[launch-order] launch {label} where {want} is next: every kernel is launched "
-                    "once, in the order of the fusion section",
-                )
-            if tuple(map(id, line.operands)) != tuple(map(id, io.inputs)) or tuple(
-                map(id, line.results)
-            ) != tuple(map(id, io.outputs)):
-                want = f"({', '.join(names[id(v)] for v in io.inputs)}) -> ({', '.join(names[id(v)] for v in io.outputs)})"
-                raise error_at(line.pos, f"[launch-signature] launch {label} should be {label}{want}")
-            for v in io.inputs:
-                if id(v) in freed:
-                    raise error_at(
-                        line.pos, f"[use-after-free] {label} reads {names[id(v)]} after it is freed"
-                    )
-                if id(v) not in computed:
-                    raise error_at(
-                        line.pos, f"[use-before-def] {label} reads {names[id(v)]} before it is computed"
-                    )
-            for v in io.outputs:
-                if id(v) not in live:
-                    raise error_at(
-                        line.pos, f"[unallocated-write] {label} writes {names[id(v)]}, which is not allocated"
-                    )
-                computed.add(id(v))
-            launched.append(kernel)
-    if len(launched) < len(module.kernels):
-        missing = module.kernels[len(launched)]
-        raise error_at(missing.pos, f"[launch-order] @{missing.name.name} is never launched")
-    returned = {id(o) for o in module.outputs}
-    for line in module.wrapper:
-        v = line.operands[0] if line.op == "alloc" else None
-        if v is not None and id(v) in live and id(v) not in returned:
-            raise error_at(line.pos, f"[never-freed] {names[id(v)]} is allocated but never freed")
+        steps[line.op](line)
+    sim.finish()
