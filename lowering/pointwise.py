@@ -104,12 +104,16 @@ def _div_mode(b: BodyBuilder, x, y, rounding_mode=None):
     x, y = b.value(x), b.value(y)
     if rounding_mode == "floor":
         return b.op("floor_divide", x, y)
-    quotient = b.op("truediv", b.cast(x, "f64"), b.cast(y, "f64")) if b.compute != "f64" else None
-    if rounding_mode == "trunc":
-        if quotient is None:
-            return b.op("trunc", b.op("truediv", x, y))
-        return b.cast(b.op("trunc", quotient), b.compute)
-    return b.op("truediv", x, y)
+    if rounding_mode != "trunc":
+        return b.op("truediv", x, y)
+    if b.compute.startswith(("f", "bf")):
+        return b.op("trunc", b.op("truediv", x, y))
+    # Integers: floor division, one up where the signs differ and it was inexact.
+    q = b.op("floor_divide", x, y)
+    zero = b.const(0)
+    inexact = b.op("ne", b.op("remainder", x, y), zero)
+    signs_differ = b.op("ne", b.op("lt", x, zero), b.op("lt", y, zero))
+    return b.where(b.op("logical_and", inexact, signs_differ), b.op("add", q, b.const(1)), q)
 
 
 @rule("aten.relu.default")

@@ -101,6 +101,10 @@ PROGRAMS = {
         lambda a, b: torch.div(a, b, rounding_mode="trunc"),
         lambda: [ints(-100, 100, (129,)), nonzero_ints((129,), torch.int64)],
     ),
+    "float_trunc_and_floor_div": (
+        lambda x, y: torch.div(x, y, rounding_mode="trunc") + torch.div(x, y, rounding_mode="floor"),
+        lambda: [torch.randn(37, 5) * 10, torch.randn(37, 5)],
+    ),
     "int_true_div": (
         lambda a, b: a / b,
         lambda: [ints(-100, 100, (129,)), nonzero_ints((129,), torch.int64)],
