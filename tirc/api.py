@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
+import os
+
 import torch
 
 from ir_text import TircError
@@ -9,6 +12,16 @@ from ir_text import TircError
 from .compiler import capture_program, compile_module, parse_dump_after
 from .dumps import DumpWriter
 from .options import Options
+
+
+def _source_file(model_or_fn) -> str | None:
+    """The file that defines the module's class or the function, so that ops
+    get `loc(...)` lines in it (None when Python cannot tell)."""
+    target = type(model_or_fn) if isinstance(model_or_fn, torch.nn.Module) else model_or_fn
+    try:
+        return inspect.getsourcefile(target)
+    except TypeError:
+        return None
 
 
 class CompiledProgram:
@@ -55,10 +68,9 @@ def compile(
             raise TircError(f"options[{key!r}] = {extra[key]!r} contradicts {key}={value!r}")
         extra[key] = value
     opts = Options.from_pairs(sorted(extra.items()))
-    name = source or getattr(type(model_or_fn), "__name__", None) or "program"
-    if not isinstance(model_or_fn, torch.nn.Module):
-        name = source or getattr(model_or_fn, "__name__", "program")
-    module, text, lifted, spec = capture_program(model_or_fn, example_inputs, name, None, opts)
+    path = None if source else _source_file(model_or_fn)
+    name = source or (os.path.basename(path) if path else "program")
+    module, text, lifted, spec = capture_program(model_or_fn, example_inputs, name, path, opts)
     stages = parse_dump_after(dump_after)
     if stages and dump_dir is None:
         raise TircError("dump_after needs a dump_dir")
