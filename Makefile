@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: demo test acceptance lint format clean
+.PHONY: demo test acceptance fuzz lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ test: $(STAMP)
 # The Foundation issue's checks over examples/, both backends, through the CLI (minutes).
 acceptance: $(STAMP)
 	$(PY) tests/acceptance/foundation.py
+
+# Many random programs per backend against eager (minutes).
+fuzz: $(STAMP)
+	TRITON_INTERPRET=1 $(PY) tests/acceptance/fuzz.py cpp 300
+	TRITON_INTERPRET=1 $(PY) tests/acceptance/fuzz.py triton 200
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
