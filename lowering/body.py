@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sympy
 
-from ir_text import BODY_OPS, BodyOp, BufferType, Value, is_float, loop_vars
+from ir_text import BODY_OPS, BodyOp, BufferType, Enum, Value, is_float, loop_vars
 
 # Reduced-precision floats are computed in float32 and rounded at the store,
 # as Inductor does; per-op rounding then matches eager PyTorch.
@@ -54,8 +54,6 @@ class BodyBuilder:
         return self._emit("constant", (), dtype, (("value", value),))
 
     def cast(self, v: Value, dtype: str) -> Value:
-        from ir_text import Enum
-
         if v.type == dtype:
             return v
         return self._emit("to_dtype", (v,), dtype, (("dtype", Enum(dtype)),))

@@ -17,6 +17,7 @@ from ir_text import (
     TircError,
     Value,
     contiguous_strides,
+    from_torch,
     to_torch,
 )
 
@@ -26,8 +27,6 @@ from .pointwise import POINTWISE
 
 def _promoted(op: GraphOp, positions) -> str:
     """The dtype ATen's type promotion gives the arguments at `positions`."""
-    from ir_text import from_torch
-
     operands = []
     for k in positions:
         if k >= len(op.args):
