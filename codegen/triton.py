@@ -245,7 +245,7 @@ def render_kernel(plan: KernelPlan) -> str:
             lines.append(f"    i{k} = {rest}")
         else:
             lines.append(f"    i{k} = {rest} % {size}")
-            rest = f"({rest} // {size})" if rest != "xindex" else f"(xindex // {size})"
+            rest = f"({rest} // {size})"
     for stmt in plan.statements:
         if isinstance(stmt, Load):
             lines.append(f"    {stmt.var} = tl.load(p_{stmt.source} + {_block_index(stmt.index)}, xmask)")

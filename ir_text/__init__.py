@@ -36,7 +36,7 @@ from .model import (
 from .body_ops import BODY_OPS
 from .equality import structurally_equal
 from .parser import parse
-from .printer import VERSION, format_attrs, format_literal, print_ir, value_names
+from .printer import VERSION, format_attrs, format_fact, format_literal, print_ir, value_names
 from .verifier import verify
 
 __all__ = [
@@ -68,6 +68,7 @@ __all__ = [
     "contiguous_strides",
     "error_at",
     "format_attrs",
+    "format_fact",
     "format_literal",
     "from_torch",
     "index_var",

@@ -77,6 +77,17 @@ def format_attrs(attrs, names=None) -> str:
     return "{" + inner + "}"
 
 
+def format_fact(fact, names) -> str:
+    """One schedule fact as printed; `names(value)` gives a value's `%name`."""
+
+    def dep(d) -> str:
+        return f"{names(d.buffer)}[{'*' if d.index is None else render_index(d.index)}]"
+
+    reads = ", ".join(dep(d) for d in fact.reads)
+    users = ", ".join(format_literal(u, names) for u in fact.users)
+    return f"node {names(fact.node)} group ({fact.group[0]}, {fact.group[1]}) reads [{reads}] users [{users}]"
+
+
 def format_type(t) -> str:
     return f"{t.dtype}[{', '.join(map(str, t.shape))}]"
 
@@ -156,19 +167,9 @@ class _Printer:
         attrs = " " + format_attrs(op.attrs, local) if op.attrs else ""
         return f"{result} = {op.op}({operands}){attrs} : {op.result.type}"
 
-    def _dep(self, dep) -> str:
-        index = "*" if dep.index is None else render_index(dep.index)
-        return f"{self.names(dep.buffer)}[{index}]"
-
     def _schedule(self):
         self.lines += ["", "schedule {"]
-        for f in self.m.facts:
-            reads = ", ".join(self._dep(d) for d in f.reads)
-            users = ", ".join(format_literal(u, self.names) for u in f.users)
-            self.lines.append(
-                f"  node {self.names(f.node)} group ({f.group[0]}, {f.group[1]})"
-                f" reads [{reads}] users [{users}]"
-            )
+        self.lines += ["  " + format_fact(f, self.names) for f in self.m.facts]
         self.lines.append("}")
 
     def _fusion(self):

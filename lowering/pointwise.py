@@ -192,25 +192,18 @@ def _identity(b: BodyBuilder, x, memory_format=None):
     return b.value(x)
 
 
+# dtype, layout, device, pin_memory, memory_format: the result's type already
+# says the dtype, and the rest do not change the values.
 @rule("aten._to_copy.default")
-def _to_copy(
-    b: BodyBuilder,
-    x,
-    dtype=None,
-    layout=None,
-    device=None,
-    pin_memory=None,
-    non_blocking=False,
-    memory_format=None,
-):
+def _to_copy(b: BodyBuilder, x, **_dtype_layout_device):
     return b.value(x)
 
 
 @rule("aten.full.default")
-def _full(b: BodyBuilder, size, fill_value, dtype=None, layout=None, device=None, pin_memory=None):
+def _full(b: BodyBuilder, size, fill_value, **_dtype_layout_device):
     return b.const(fill_value)
 
 
 @rule("aten.scalar_tensor.default")
-def _scalar_tensor(b: BodyBuilder, s, dtype=None, layout=None, device=None, pin_memory=None):
+def _scalar_tensor(b: BodyBuilder, s, **_dtype_layout_device):
     return b.const(s)

@@ -36,11 +36,6 @@ def node_group(node: LoopNode) -> tuple[int, int]:
     return numel, rnumel
 
 
-def producers(module: Module) -> dict[int, LoopNode]:
-    """The node that computes each buffer, keyed by the buffer's id."""
-    return {id(n.result): n for n in module.nodes}
-
-
 def users(module: Module) -> dict[int, list]:
     """For each buffer id, the nodes reading it (in order) and RETURN if it is an output."""
     out: dict[int, list] = {id(n.result): [] for n in module.nodes}

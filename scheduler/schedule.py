@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ir_text import Module, Symbol, error_at, render_index, value_names
+from ir_text import Module, error_at, format_fact, value_names
 
 from .deps import compute_facts
 from .order import live_nodes
@@ -17,18 +17,13 @@ def schedule(module: Module, ctx=None) -> Module:
     return out
 
 
-def _fact_text(fact, names) -> str:
-    def dep(d):
-        return f"{names[id(d.buffer)]}[{'*' if d.index is None else render_index(d.index)}]"
-
-    users = ", ".join("@" + u.name if isinstance(u, Symbol) else names[id(u)] for u in fact.users)
-    reads = ", ".join(dep(d) for d in fact.reads)
-    return f"group {fact.group} reads [{reads}] users [{users}]"
-
-
 def check_facts(module: Module) -> None:
     """Every schedule fact must equal the one recomputed from the loop nodes."""
     names = value_names(module)
+
+    def name_of(v) -> str:
+        return names[id(v)]
+
     printed = module.facts or []
     expected = compute_facts(module)
     for got, want in zip(printed, expected):
@@ -37,7 +32,7 @@ def check_facts(module: Module) -> None:
                 got.pos,
                 f"[schedule-order] fact for {names[id(got.node)]} where {names[id(want.node)]} was expected",
             )
-        got_text, want_text = _fact_text(got, names), _fact_text(want, names)
+        got_text, want_text = format_fact(got, name_of), format_fact(want, name_of)
         if got_text != want_text:
             raise error_at(
                 got.pos,

@@ -10,10 +10,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from ir_text import STAGES, TircError, parse, print_ir
 
 from . import commands
+from .compiler import options_of
+from .dumps import write_atomic
+from .pipeline import Context, check_module
+from .sources import load_dump, read_text
 
 EXIT_OK, EXIT_MISMATCH, EXIT_ERROR = 0, 1, 2
 
@@ -58,10 +63,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _fmt(args) -> int:
-    from .dumps import write_atomic
-    from .sources import read_text
-    from pathlib import Path
-
     status = EXIT_OK
     for path in args.files:
         text = read_text(path)
@@ -78,10 +79,6 @@ def _fmt(args) -> int:
 
 
 def _verify(args) -> int:
-    from .compiler import options_of
-    from .pipeline import Context, check_module
-    from .sources import load_dump
-
     status = EXIT_OK
     for path in args.files:
         try:

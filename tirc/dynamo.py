@@ -11,10 +11,4 @@ def tirc_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
 
     options = dict(kwargs.get("options") or {})
     backend = options.pop("backend", "cpp")
-    compiled = tirc_compile(gm, example_inputs, backend=backend, options=options, source="dynamo_graph")
-
-    def run(*args):
-        out = compiled(*args)
-        return out
-
-    return run
+    return tirc_compile(gm, example_inputs, backend=backend, options=options, source="dynamo_graph")
