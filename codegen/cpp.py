@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ir_text import IndexStyle, render_index
 
-from .kernel_plan import Compute, KernelPlan, Load, Store
+from .kernel_plan import Compute, KernelPlan, Load, Reduce, Scan, Store
 
 C_TYPES = {
     "b8": "bool",
@@ -27,11 +27,18 @@ C_TYPES = {
 # Parallelise the outer loop only when there is enough work to pay for the threads.
 PARALLEL_MIN_NUMEL = 32768
 
-CPP_INDEX = IndexStyle(floordiv="({} / {})", mod="({} % {})")
+CPP_INDEX = IndexStyle(
+    floordiv="tirc_floordiv<int64_t>({}, {})",
+    mod="tirc_remainder<int64_t>({}, {})",
+    min="std::min<int64_t>({}, {})",
+    max="std::max<int64_t>({}, {})",
+)
 
 PRELUDE = r"""#include <cmath>
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 // bfloat16 storage: conversions round to nearest even, as PyTorch does.
@@ -98,6 +105,22 @@ template <typename T> static inline T tirc_pow(T a, T b) {
     return (T)result;
   }
 }
+// Reduction identities, and the comparisons of argmax/argmin: the first
+// NaN wins, then the first extreme value (as ATen).
+template <typename T> static inline T tirc_lowest() {
+  if constexpr (std::is_floating_point<T>::value) return -INFINITY;
+  else return std::numeric_limits<T>::lowest();
+}
+template <typename T> static inline T tirc_highest() {
+  if constexpr (std::is_floating_point<T>::value) return INFINITY;
+  else return std::numeric_limits<T>::max();
+}
+template <typename T> static inline bool tirc_better_max(T v, T best) {
+  return v > best || (v != v && best == best);
+}
+template <typename T> static inline bool tirc_better_min(T v, T best) {
+  return v < best || (v != v && best == best);
+}
 template <typename T> static inline T tirc_sign(T a) { return (T)((T(0) < a) - (a < T(0))); }
 template <typename T> static inline T tirc_round(T a) {
   if constexpr (std::is_floating_point<T>::value) return std::nearbyint(a);
@@ -161,6 +184,7 @@ _OPS = {
     "isnan": "({0} != {0})",
     "where": "({0} ? {1} : {2})",
     "to_dtype": "static_cast<{dtype}>({0})",
+    "indirect": "({0} < 0 ? {0} + {size} : {0})",
 }
 # Spellings that depend on the operand dtype.
 _BOOL_OPS = {
@@ -169,7 +193,7 @@ _BOOL_OPS = {
     "bitwise_or": "({0} || {1})",
     "bitwise_xor": "({0} != {1})",
 }
-SUPPORTED_OPS = frozenset(_OPS) | {"load", "store", "constant"}
+SUPPORTED_OPS = frozenset(_OPS) | {"load", "store", "constant", "index", "reduce", "scan"}
 
 
 def _literal(value, dtype: str) -> str:
@@ -189,46 +213,182 @@ def _literal(value, dtype: str) -> str:
 def _expr(stmt: Compute, dtypes: dict[str, str]) -> str:
     if stmt.op == "constant":
         return _literal(dict(stmt.attrs)["value"], stmt.dtype)
+    if stmt.op == "index":
+        return render_index(dict(stmt.attrs)["index"], CPP_INDEX)
+    if stmt.op == "indirect":
+        return _OPS["indirect"].format(stmt.args[0], size=f"INT64_C({dict(stmt.attrs)['size']})")
     operand_dtype = dtypes.get(stmt.args[0]) if stmt.args else None
     template = _BOOL_OPS.get(stmt.op) if operand_dtype == "b8" else None
     template = template or _OPS[stmt.op]
     return template.format(*stmt.args, dtype=C_TYPES[stmt.dtype])
 
 
-def render_kernel(plan: KernelPlan) -> str:
+def _signature(plan: KernelPlan) -> list[str]:
     params = []
     for k, (name, dtype) in enumerate(plan.params):
         const = "const " if k < plan.num_inputs else ""
         params.append(f"{const}{C_TYPES[dtype]}* __restrict__ p_{name}")
-    lines = [f"// {plan.name}: {', '.join(plan.nodes)}"]
-    lines.append(f'extern "C" void {plan.name}({", ".join(params)}) {{')
-    depth = 1
-    numel = 1
-    for s in plan.ranges:
-        numel *= s
-    for k, size in enumerate(plan.ranges):
-        pad = "  " * depth
-        if k == 0 and numel >= PARALLEL_MIN_NUMEL:
-            lines.append(f"{pad}#pragma omp parallel for")
-        lines.append(f"{pad}for (int64_t i{k} = 0; i{k} < {size}; ++i{k}) {{")
-        depth += 1
-    pad = "  " * depth
-    dtypes: dict[str, str] = {}
-    for stmt in plan.statements:
+    return [
+        f"// {plan.name}: {', '.join(plan.nodes)}",
+        f'extern "C" void {plan.name}({", ".join(params)}) {{',
+    ]
+
+
+def _numel(sizes) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+class _Body:
+    """Renders statements at a given indentation, tracking each variable's dtype."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+        self.dtypes: dict[str, str] = {}
+
+    def statement(self, stmt, pad: str) -> None:
         if isinstance(stmt, Load):
             index = render_index(stmt.index, CPP_INDEX)
-            lines.append(f"{pad}{C_TYPES[stmt.dtype]} {stmt.var} = p_{stmt.source}[{index}];")
-            dtypes[stmt.var] = stmt.dtype
+            self.lines.append(f"{pad}{C_TYPES[stmt.dtype]} {stmt.var} = p_{stmt.source}[{index}];")
         elif isinstance(stmt, Compute):
-            lines.append(f"{pad}{C_TYPES[stmt.dtype]} {stmt.var} = {_expr(stmt, dtypes)};")
-            dtypes[stmt.var] = stmt.dtype
+            self.lines.append(f"{pad}{C_TYPES[stmt.dtype]} {stmt.var} = {_expr(stmt, self.dtypes)};")
         elif isinstance(stmt, Store):
             index = render_index(stmt.index, CPP_INDEX)
-            lines.append(f"{pad}p_{stmt.target}[{index}] = {stmt.var};")
-    for k in range(len(plan.ranges), 0, -1):
-        lines.append("  " * k + "}")
+            self.lines.append(f"{pad}p_{stmt.target}[{index}] = {stmt.var};")
+            return
+        self.dtypes[stmt.var] = stmt.dtype
+
+
+def _open_loops(lines, names_sizes, depth: int, parallel: bool) -> int:
+    for k, (name, size) in enumerate(names_sizes):
+        pad = "  " * depth
+        if k == 0 and parallel:
+            lines.append(f"{pad}#pragma omp parallel for")
+        lines.append(f"{pad}for (int64_t {name} = 0; {name} < {size}; ++{name}) {{")
+        depth += 1
+    return depth
+
+
+def _close_loops(lines, depth: int, count: int) -> int:
+    for _ in range(count):
+        depth -= 1
+        lines.append("  " * depth + "}")
+    return depth
+
+
+def render_kernel(plan: KernelPlan) -> str:
+    lines = _signature(plan)
+    reduce = next((s for s in plan.statements if isinstance(s, Reduce)), None)
+    scan = next((s for s in plan.statements if isinstance(s, Scan)), None)
+    if reduce is not None:
+        _reduction_body(plan, reduce, lines)
+    elif scan is not None:
+        _scan_body(plan, scan, lines)
+    else:
+        loops = [(f"i{k}", s) for k, s in enumerate(plan.ranges)]
+        depth = _open_loops(lines, loops, 1, _numel(plan.ranges) >= PARALLEL_MIN_NUMEL)
+        body = _Body(lines)
+        for stmt in plan.statements:
+            body.statement(stmt, "  " * depth)
+        _close_loops(lines, depth, len(loops))
     lines.append("}")
     return "\n".join(lines)
+
+
+# Accumulator start values and combining steps per reduction kind; {acc} is
+# the accumulator, {v} the value of this iteration, {T} its C type.
+_INIT = {
+    "sum": "0",
+    "prod": "1",
+    "max": "tirc_lowest<{T}>()",
+    "min": "tirc_highest<{T}>()",
+    "any": "false",
+    "all": "true",
+}
+_COMBINE = {
+    "sum": "{acc} = {acc} + {v};",
+    "prod": "{acc} = {acc} * {v};",
+    "max": "{acc} = tirc_maximum({acc}, {v});",
+    "min": "{acc} = tirc_minimum({acc}, {v});",
+    "any": "{acc} = {acc} || {v};",
+    "all": "{acc} = {acc} && {v};",
+}
+
+
+def _rindex(sizes) -> str:
+    """The flat (row-major) index over the r-variables."""
+    text = ""
+    for k, size in enumerate(sizes):
+        text = f"r{k}" if k == 0 else f"({text}) * {size} + r{k}"
+    return text or "0"
+
+
+def _reduction_body(plan: KernelPlan, reduce: Reduce, lines: list[str]) -> None:
+    cut = plan.statements.index(reduce)
+    outer = [(f"i{k}", s) for k, s in enumerate(plan.ranges)]
+    inner = [(f"r{k}", s) for k, s in enumerate(plan.reduction)]
+    parallel = (
+        len(outer) > 0
+        and _numel(plan.ranges) > 1
+        and (_numel(plan.ranges) * _numel(plan.reduction) >= PARALLEL_MIN_NUMEL)
+    )
+    depth = _open_loops(lines, outer, 1, parallel)
+    pad = "  " * depth
+    acc_type = C_TYPES[reduce.arg_dtype]
+    acc = f"acc_{reduce.var}"
+    if reduce.kind in ("argmax", "argmin"):
+        better = "tirc_better_max" if reduce.kind == "argmax" else "tirc_better_min"
+        lines.append(f"{pad}{acc_type} {acc} = 0;")
+        lines.append(f"{pad}int64_t {acc}_index = 0;")
+        lines.append(f"{pad}bool {acc}_first = true;")
+    else:
+        lines.append(f"{pad}{acc_type} {acc} = {_INIT[reduce.kind].format(T=acc_type)};")
+    depth = _open_loops(lines, inner, depth, False)
+    body = _Body(lines)
+    for stmt in plan.statements[:cut]:
+        body.statement(stmt, "  " * depth)
+    ipad = "  " * depth
+    if reduce.kind in ("argmax", "argmin"):
+        lines.append(f"{ipad}if ({acc}_first || {better}({reduce.arg}, {acc})) {{")
+        lines.append(f"{ipad}  {acc} = {reduce.arg};")
+        lines.append(f"{ipad}  {acc}_index = {_rindex(plan.reduction)};")
+        lines.append(f"{ipad}  {acc}_first = false;")
+        lines.append(f"{ipad}}}")
+        result = f"{acc}_index"
+    else:
+        lines.append(ipad + _COMBINE[reduce.kind].format(acc=acc, v=reduce.arg))
+        result = acc
+    depth = _close_loops(lines, depth, len(inner))
+    pad = "  " * depth
+    lines.append(f"{pad}{C_TYPES[reduce.dtype]} {reduce.var} = {result};")
+    body.dtypes[reduce.var] = reduce.dtype
+    for stmt in plan.statements[cut + 1 :]:
+        body.statement(stmt, pad)
+    _close_loops(lines, depth, len(outer))
+
+
+def _scan_body(plan: KernelPlan, scan: Scan, lines: list[str]) -> None:
+    """Loops over every dimension but the scanned one, which runs innermost
+    and in order, carrying the running value."""
+    outer = [(f"i{k}", s) for k, s in enumerate(plan.ranges) if k != scan.dim]
+    parallel = len(outer) > 0 and _numel(plan.ranges) >= PARALLEL_MIN_NUMEL
+    depth = _open_loops(lines, outer, 1, parallel)
+    acc = f"acc_{scan.var}"
+    lines.append(f"{'  ' * depth}{C_TYPES[scan.dtype]} {acc} = {_INIT[scan.kind]};")
+    depth = _open_loops(lines, [(f"i{scan.dim}", plan.ranges[scan.dim])], depth, False)
+    pad = "  " * depth
+    body = _Body(lines)
+    for stmt in plan.statements:
+        if stmt is scan:
+            lines.append(pad + _COMBINE[scan.kind].format(acc=acc, v=scan.arg))
+            lines.append(f"{pad}{C_TYPES[scan.dtype]} {scan.var} = {acc};")
+            body.dtypes[scan.var] = scan.dtype
+        else:
+            body.statement(stmt, pad)
+    depth = _close_loops(lines, depth, 1)
+    _close_loops(lines, depth, len(outer))
 
 
 def render_source(plans: list[KernelPlan]) -> str:

@@ -11,7 +11,7 @@ import keyword
 import re
 from dataclasses import dataclass
 
-from ir_text import Module
+from ir_text import Module, index_var
 from scheduler import kernel_io, write_index
 
 
@@ -41,9 +41,33 @@ class Store:
 
 
 @dataclass(frozen=True)
+class Reduce:
+    """Accumulate `arg` over the r-variables; `var` holds the result afterwards.
+    Statements before it run per (i, r), statements after it per output element."""
+
+    var: str
+    kind: str
+    arg: str
+    dtype: str  # the result's
+    arg_dtype: str
+
+
+@dataclass(frozen=True)
+class Scan:
+    """The inclusive scan of `arg` along loop variable `dim`."""
+
+    var: str
+    kind: str
+    arg: str
+    dtype: str
+    dim: int
+
+
+@dataclass(frozen=True)
 class KernelPlan:
     name: str
     ranges: tuple[int, ...]
+    reduction: tuple[int, ...]  # r-variable ranges (a reduction kernel), else ()
     params: tuple[tuple[str, str], ...]  # (name, dtype): inputs then outputs
     num_inputs: int
     statements: tuple
@@ -124,10 +148,21 @@ def plan_kernel(module: Module, kernel, names: dict[int, str], ids: dict[int, st
     stored: dict[int, str] = {}
     statements = []
     counter = 0
+    indirect = 0
     for v in kernel.nodes:
         node = by_id[id(v)]
         local: dict[int, str] = {}
+        # Indirect index symbols are per body in the IR (ind0, ...); in the
+        # kernel they are renumbered so fused bodies cannot collide.
+        renamed: dict = {}
         for op in node.body:
+            if op.op == "indirect":
+                name = f"ind{indirect}"
+                indirect += 1
+                renamed[index_var(op.result.hint)] = index_var(name)
+                local[id(op.result)] = name
+                statements.append(Compute(name, "indirect", (local[id(op.operands[0])],), "i64", op.attrs))
+                continue
             if op.op == "store":
                 var = local[id(op.operands[0])]
                 stored[id(v)] = var
@@ -142,7 +177,19 @@ def plan_kernel(module: Module, kernel, names: dict[int, str], ids: dict[int, st
             local[id(op.result)] = var
             if op.op == "load":
                 source = op.operands[0]
-                statements.append(Load(var, ids[id(source)], op.attr("index"), op.result.type))
+                index = op.attr("index").xreplace(renamed)
+                statements.append(Load(var, ids[id(source)], index, op.result.type))
+            elif op.op == "index":
+                index = op.attr("index").xreplace(renamed)
+                statements.append(Compute(var, "index", (), "i64", (("index", index),)))
+            elif op.op == "reduce":
+                arg = op.operands[0]
+                kind = op.attr("reduction").name
+                statements.append(Reduce(var, kind, local[id(arg)], op.result.type, arg.type))
+            elif op.op == "scan":
+                arg = op.operands[0]
+                kind = op.attr("reduction").name
+                statements.append(Scan(var, kind, local[id(arg)], op.result.type, op.attr("dim")))
             else:
                 args = tuple(local[id(a)] for a in op.operands)
                 statements.append(Compute(var, op.op, args, op.result.type, op.attrs))
@@ -151,6 +198,7 @@ def plan_kernel(module: Module, kernel, names: dict[int, str], ids: dict[int, st
     return KernelPlan(
         kernel.name.name,
         tuple(first.ranges),
+        tuple(first.reduction_ranges),
         params,
         len(io.inputs),
         tuple(statements),

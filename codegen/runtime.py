@@ -59,3 +59,17 @@ def random_input(shape, strides, dtype, device, seed: int):
         flat = torch.randint(-8, 9, (size,), generator=gen)
         flat = torch.where(flat == 0, torch.ones_like(flat), flat).to(dtype)
     return flat.to(device).as_strided(shape, strides)
+
+
+def extern_call(op, args, kwargs, layouts):
+    """Call an ATen op for an extern node; each result in its planned layout
+    (copied when ATen chose other strides, e.g. under another torch version)."""
+    result = op(*args, **kwargs)
+    results = list(result) if isinstance(result, (tuple, list)) else [result]
+    out = []
+    for tensor, (shape, strides) in zip(results, layouts):
+        if tuple(tensor.stride()) != strides and tensor.numel() > 1:
+            planned = torch.empty_strided(shape, strides, dtype=tensor.dtype, device=tensor.device)
+            tensor = planned.copy_(tensor)
+        out.append(tensor)
+    return out

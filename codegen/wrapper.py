@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import black
 
-from ir_text import Module, to_torch, value_names
-from scheduler import users
+import math
+
+from ir_text import Device, Enum, Module, Value, enum_value, to_torch, value_names
+from scheduler import is_extern_kernel, users
 
 from . import cpp, triton
 from .kernel_plan import identifiers, plan_kernel
@@ -43,7 +45,11 @@ def generate(module: Module, backend: str, device: str) -> str:
     names = value_names(module)
     ids = identifiers(names)
     user_map = users(module)
-    plans = [plan_kernel(module, k, names, ids, user_map) for k in module.kernels]
+    plans = [
+        plan_kernel(module, k, names, ids, user_map)
+        for k in module.kernels
+        if not is_extern_kernel(module, k)
+    ]
     lines = _header(module, backend, device)
     if backend == "cpp":
         source = cpp.render_source(plans)
@@ -73,24 +79,63 @@ def _call(module: Module, plans, ids, backend: str, device: str) -> list[str]:
             f'{_torch_dtype(t.dtype)}, "{name}")'
         )
     plans_by_name = {p.name: p for p in plans}
+    kernels = {k.name.name: k for k in module.kernels}
     by_id = {id(n.result): n for n in module.nodes}
     for line in module.wrapper:
         if line.op == "alloc":
             v = line.operands[0]
-            t = by_id[id(v)].result.type
+            t = v.type
             body.append(
                 f"    {ids[id(v)]} = torch.empty_strided({tuple(t.shape)}, {tuple(t.strides)}, "
                 f'dtype={_torch_dtype(t.dtype)}, device="{device}")'
             )
         elif line.op == "free":
             body.append(f"    del {ids[id(line.operands[0])]}")
+        elif line.op == "extern":
+            node = by_id[id(kernels[line.kernel.name].nodes[0])]
+            body += ["    " + text for text in _extern_call(node, line, ids)]
         else:
             plan = plans_by_name[line.kernel.name]
             args = [ids[id(v)] for v in line.operands + line.results]
             body.append("    " + _launch(plan, args, backend))
+    position = {id(i.value): ids[id(i.value)] for i in module.inputs}
+    for target, value in module.updates:
+        body.append(f"    {position[id(target)]}.copy_({ids[id(value)]})")
     outs = ", ".join(ids[id(v)] for v in module.outputs)
     body.append(f"    return ({outs}{',' if len(module.outputs) == 1 else ''})")
     return body
+
+
+def _py_literal(value, ids) -> str:
+    """An IR literal or value as Python source for an ATen call."""
+    if isinstance(value, Value):
+        return ids[id(value)]
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return repr(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return 'float("nan")'
+        if math.isinf(value):
+            return 'float("inf")' if value > 0 else 'float("-inf")'
+        return repr(value)
+    if isinstance(value, Enum):
+        return f"torch.{str(enum_value(value)).removeprefix('torch.')}"
+    if isinstance(value, Device):
+        return f'torch.device("{value.name}")'
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_py_literal(v, ids) for v in value) + "]"
+    raise TypeError(f"cannot render {value!r}")
+
+
+def _extern_call(node, line, ids) -> list[str]:
+    """`buf = runtime.extern_call(op, args, kwargs, layouts)`: results in their planned layouts."""
+    args = ", ".join(_py_literal(a, ids) for a in node.args)
+    kwargs = ", ".join(f"{k!r}: {_py_literal(v, ids)}" for k, v in node.kwargs)
+    layouts = ", ".join(f"({tuple(v.type.shape)}, {tuple(v.type.strides)})" for v in node.results)
+    call = f"runtime.extern_call(torch.ops.{node.target}, [{args}], {{{kwargs}}}, [{layouts}])"
+    used = {id(v) for v in line.results}
+    targets = [ids[id(v)] if id(v) in used else "_" for v in node.results]
+    return [f"{', '.join(targets)}, = {call}" if len(targets) > 1 else f"({targets[0]},) = {call}"]
 
 
 def _launch(plan, args: list[str], backend: str) -> str:

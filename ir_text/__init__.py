@@ -2,7 +2,7 @@
 
 from .dtypes import TORCH_DTYPES, from_torch, is_float, to_torch
 from .errors import TircError, error_at
-from .graph_check import resolve_target, to_torch_arg
+from .graph_check import enum_value, meta_call, resolve_target, to_torch_arg
 from .index import (
     FloorDiv,
     IndexStyle,
@@ -20,6 +20,7 @@ from .model import (
     Dep,
     Device,
     Enum,
+    ExternNode,
     GraphOp,
     Input,
     Kernel,
@@ -46,6 +47,7 @@ __all__ = [
     "Dep",
     "Device",
     "Enum",
+    "ExternNode",
     "FloorDiv",
     "GraphOp",
     "IndexStyle",
@@ -66,6 +68,7 @@ __all__ = [
     "Value",
     "WrapperLine",
     "contiguous_strides",
+    "enum_value",
     "error_at",
     "format_attrs",
     "format_fact",
@@ -74,6 +77,7 @@ __all__ = [
     "index_var",
     "is_float",
     "loop_vars",
+    "meta_call",
     "parse",
     "print_ir",
     "render_index",

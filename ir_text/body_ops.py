@@ -28,6 +28,16 @@ BODY_OPS: dict[str, BodyOpDef] = {
     "constant": BodyOpDef("constant", 0, "constant"),
     "to_dtype": BodyOpDef("to_dtype", 1, "cast"),
     "where": BodyOpDef("where", 3, "where"),
+    # `index [expr]`: the value of an index expression (i64), e.g. for masks.
+    "index": BodyOpDef("index", 0, "index"),
+    # `%ind0 = indirect(%v) {size = N}`: a loaded integer as an index
+    # variable `ind0` in [0, N) (negative values wrap by N, as Python's).
+    "indirect": BodyOpDef("indirect", 1, "indirect"),
+    # The reduction of a loop.reduction node over its r-variables; ops after
+    # it form the epilogue (per output element).
+    "reduce": BodyOpDef("reduce", 1, "reduce"),
+    # The inclusive scan of a loop.scan node along one of its loop variables.
+    "scan": BodyOpDef("scan", 1, "scan"),
     **_defs("same", 1, "neg abs floor ceil round trunc sign"),
     **_defs("float", 1, "reciprocal exp exp2 expm1 log log2 log10 log1p sqrt rsqrt"),
     **_defs("float", 1, "sin cos tan asin acos atan sinh cosh tanh sigmoid erf"),
@@ -50,3 +60,8 @@ ACCEPTS = {
     "compare": None,
     "logical": None,
 }
+
+REDUCTIONS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
+SCANS = ("sum", "prod")
+# The result dtype of a reduction, from its operand's (None: the same).
+REDUCTION_RESULT = {"argmax": "i64", "argmin": "i64", "any": "b8", "all": "b8"}

@@ -82,34 +82,89 @@ def _flat_tensors(result) -> list:
     return []
 
 
-def check_graph(m: Module) -> None:
+def meta_inputs(m: Module) -> dict[int, torch.Tensor]:
+    """Meta tensors (shape, strides, dtype) for the module's inputs, keyed by value id."""
     env: dict[int, torch.Tensor] = {}
     for inp in m.inputs:
         t = inp.value.type
         env[id(inp.value)] = torch.empty_strided(
             t.shape, t.strides, dtype=TORCH_DTYPES[t.dtype], device="meta"
         )
+    return env
+
+
+def check_graph(m: Module) -> None:
+    env = meta_inputs(m)
     for op in m.graph:
-        overload = resolve_target(op.target)
-        if overload is None:
-            raise error_at(op.pos, f"unknown op '{op.target}'")
-        _check_arity(op, overload)
-        try:
-            args = [to_torch_arg(a, env, "meta") for a in op.args]
-            kwargs = {k: to_torch_arg(v, env, "meta") for k, v in op.kwargs}
-            with torch.no_grad():
-                result = overload(*args, **kwargs)
-        except Exception as err:  # ATen's own message says what is wrong
-            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise error_at(op.pos, f"{op.target}: {first}") from None
-        tensors = _flat_tensors(result)
-        if len(tensors) != len(op.results):
-            raise error_at(op.pos, f"{op.target} gives {len(tensors)} result(s), declared {len(op.results)}")
-        for value, tensor in zip(op.results, tensors):
-            declared = value.type
-            actual = (from_torch(tensor.dtype), tuple(tensor.shape))
-            if (declared.dtype, declared.shape) != actual:
-                got = f"{actual[0]}[{', '.join(map(str, actual[1]))}]"
-                want = f"{declared.dtype}[{', '.join(map(str, declared.shape))}]"
-                raise error_at(op.pos, f"{op.target} gives {got}, but the type says {want}")
-            env[id(value)] = tensor
+        check_call(op, env)
+
+
+def check_call(op, env: dict[int, torch.Tensor]) -> None:
+    """Check one ATen call (a graph op or an extern node) on meta tensors and
+    bind its results in `env`: the op exists, its arguments fit the schema,
+    and the declared result dtypes and shapes are the ones ATen infers."""
+    overload = resolve_target(op.target)
+    if overload is None:
+        raise error_at(op.pos, f"unknown op '{op.target}'")
+    _check_arity(op, overload)
+    try:
+        args = [to_torch_arg(a, env, "meta") for a in op.args]
+        kwargs = {k: to_torch_arg(v, env, "meta") for k, v in op.kwargs}
+        with torch.no_grad():
+            result = overload(*args, **kwargs)
+    except NotImplementedError:
+        # No meta kernel for this op: trust the declared types.
+        _bind_declared(op, env)
+        return
+    except Exception as err:  # ATen's own message says what is wrong
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise error_at(op.pos, f"{op.target}: {first}") from None
+    tensors = _flat_tensors(result)
+    if len(tensors) != len(op.results):
+        raise error_at(op.pos, f"{op.target} gives {len(tensors)} result(s), declared {len(op.results)}")
+    for value, tensor in zip(op.results, tensors):
+        declared = value.type
+        actual = (from_torch(tensor.dtype), tuple(tensor.shape))
+        if (declared.dtype, declared.shape) != actual:
+            got = f"{actual[0]}[{', '.join(map(str, actual[1]))}]"
+            want = f"{declared.dtype}[{', '.join(map(str, declared.shape))}]"
+            raise error_at(op.pos, f"{op.target} gives {got}, but the type says {want}")
+        env[id(value)] = tensor
+    _bind_declared(op, env)
+
+
+def _bind_declared(op, env) -> None:
+    """Results with a declared layout (extern nodes) are bound with it."""
+    for value in op.results:
+        if hasattr(value.type, "strides"):
+            bind_meta(value, env)
+
+
+def bind_meta(value, env) -> None:
+    """Bind a buffer value to a meta tensor of its layout."""
+    t = value.type
+    env[id(value)] = torch.empty_strided(t.shape, t.strides, dtype=TORCH_DTYPES[t.dtype], device="meta")
+
+
+def meta_call(target: str, args, kwargs) -> list:
+    """Run the ATen op `target` on meta tensors shaped like the IR `args`
+    (Values with buffer layouts, and literals); its flat tensor results."""
+    env: dict[int, torch.Tensor] = {}
+
+    def bind(a):
+        if isinstance(a, Value) and id(a) not in env:
+            t = a.type
+            env[id(a)] = torch.empty_strided(t.shape, t.strides, dtype=TORCH_DTYPES[t.dtype], device="meta")
+        elif isinstance(a, tuple):
+            for x in a:
+                bind(x)
+
+    for a in list(args) + [v for _, v in kwargs]:
+        bind(a)
+    overload = resolve_target(target)
+    with torch.no_grad():
+        result = overload(
+            *[to_torch_arg(a, env, "meta") for a in args],
+            **{k: to_torch_arg(v, env, "meta") for k, v in kwargs},
+        )
+    return _flat_tensors(result)

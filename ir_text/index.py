@@ -66,6 +66,8 @@ class IndexStyle:
 
     floordiv: str = "floordiv({}, {})"
     mod: str = "mod({}, {})"
+    min: str = "min({}, {})"
+    max: str = "max({}, {})"
     symbol: str = "{}"
 
 
@@ -96,6 +98,15 @@ def render_index(expr, style: IndexStyle = IR_STYLE) -> str:
         return style.floordiv.format(*(render_index(a, style) for a in expr.args))
     if isinstance(expr, Mod):
         return style.mod.format(*(render_index(a, style) for a in expr.args))
+    if isinstance(expr, (sympy.Min, sympy.Max)):
+        # sympy keeps Min/Max arguments in a canonical order and flattened;
+        # nested pairs print back to the same flattened expression.
+        template = style.min if isinstance(expr, sympy.Min) else style.max
+        args = [render_index(a, style) for a in expr.args]
+        text = args[-1]
+        for a in reversed(args[:-1]):
+            text = template.format(a, text)
+        return text
     raise ValueError(f"not an index expression: {expr}")
 
 
@@ -163,6 +174,10 @@ def index_bounds(expr, ranges: dict[str, int]) -> tuple[int, int]:
         if blo <= 0:
             raise ValueError("mod by a value that is not positive")
         return 0, bhi - 1
+    if isinstance(expr, (sympy.Min, sympy.Max)):
+        parts = [index_bounds(a, ranges) for a in expr.args]
+        pick = min if isinstance(expr, sympy.Min) else max
+        return pick(p[0] for p in parts), pick(p[1] for p in parts)
     raise ValueError(f"not an index expression: {expr}")
 
 

@@ -5,7 +5,7 @@ the names. Everything else is plain data. `pos` fields hold the (line, col)
 a parsed object came from, for error messages; they never reach the text.
 
 A module grows section by section as it goes down the pipeline:
-capture: `graph` ops; lower: `nodes` (loop nodes); schedule: + `facts`;
+capture: `graph` ops; lower: `nodes` (loop and extern nodes); schedule: + `facts`;
 fusion: + `kernels`/`refusals`; memplan: + `wrapper`.
 """
 
@@ -102,6 +102,9 @@ class Input:
     value: Value
     device: str
     seed: int
+    # The sha256 of the saved tensor (`--save-inputs`), which replay loads
+    # from `inputs/<sha256>.pt` beside the dump instead of seeding values.
+    sha256: str | None = None
     pos: Any = field(default=None, compare=False)
 
 
@@ -147,6 +150,32 @@ class LoopNode:
     @property
     def type(self) -> BufferType:
         return self.result.type
+
+    @property
+    def results(self) -> tuple[Value, ...]:
+        return (self.result,)
+
+
+@dataclass(eq=False)
+class ExternNode:
+    """Buffers computed by calling an ATen op: `%buf3 = extern aten.mm.default(%x, %w) : ...`.
+
+    Used for matmul and convolution by design, and for every op without a
+    lowering (the fallback); args hold buffer Values and literals, as a graph
+    op's do. `results` have layouts (BufferTypes).
+    """
+
+    results: tuple[Value, ...]
+    target: str
+    args: tuple
+    kwargs: tuple[tuple[str, Any], ...]
+    loc: Loc | None = None
+    pos: Any = field(default=None, compare=False)
+    kind = "extern"
+
+    @property
+    def result(self) -> Value:
+        return self.results[0]
 
 
 @dataclass(frozen=True)
@@ -203,8 +232,10 @@ class Module:
     options: tuple[tuple[str, Any], ...]
     inputs: list[Input]
     graph: list[GraphOp] = field(default_factory=list)
-    nodes: list[LoopNode] = field(default_factory=list)
+    nodes: list = field(default_factory=list)
     outputs: tuple[Value, ...] = ()
+    # Inputs the program mutates, with their new values: `update %x = %buf5`.
+    updates: tuple[tuple[Value, Value], ...] = ()
     facts: list[NodeFacts] | None = None
     kernels: list[Kernel] | None = None
     refusals: list[Refusal] | None = None

@@ -24,6 +24,7 @@ from .model import (
     Dep,
     Device,
     Enum,
+    ExternNode,
     GraphOp,
     Input,
     Kernel,
@@ -141,6 +142,8 @@ class _Builder(Transformer):
                 module.graph.append(payload)
             elif kind == "node":
                 module.nodes.append(payload)
+            elif kind == "update":
+                module.updates += (payload,)
             elif kind == "return":
                 if module.outputs_pos is not None:
                     line, col = payload[1]
@@ -176,12 +179,17 @@ class _Builder(Transformer):
         device = device.name if isinstance(device, Device) else device
         if not isinstance(device, str) or not isinstance(attrs["seed"], int):
             raise _fail(token, f'input {token}: device must be device("...") and seed an integer')
-        extra = sorted(set(attrs) - {"device", "seed", "strides"})
+        extra = sorted(set(attrs) - {"device", "seed", "strides", "sha256"})
         if extra:
             raise _fail(token, f"input {token}: unknown attribute '{extra[0]}'")
+        sha256 = attrs.get("sha256")
+        if sha256 is not None and not (
+            isinstance(sha256, str) and len(sha256) == 64 and all(c in "0123456789abcdef" for c in sha256)
+        ):
+            raise _fail(token, f"input {token}: sha256 must be 64 lowercase hex digits")
         buffer_type = BufferType(ttype.dtype, ttype.shape, tuple(strides))
         value = self._define(token, buffer_type, self.globals)
-        return "input", Input(value, device, attrs["seed"], _pos(token))
+        return "input", Input(value, device, attrs["seed"], sha256, _pos(token))
 
     def graph_op(self, meta, children):
         results, target, args, attrs, types, loc = children
@@ -205,6 +213,26 @@ class _Builder(Transformer):
         return "node", LoopNode(
             value, str(kind)[5:], iter_ranges, red_ranges, attrs or (), list(body), loc, _pos(meta)
         )
+
+    def extern_node(self, meta, children):
+        results, target, args, attrs, layouts, loc = children
+        if len(layouts) != len(results):
+            raise _fail(meta, f"{len(results)} result(s) but {len(layouts)} layout(s)")
+        values = tuple(self._define(t, layout, self.globals) for t, layout in zip(results, layouts))
+        return "node", ExternNode(values, str(target), tuple(args or ()), attrs or (), loc, _pos(meta))
+
+    def update_stmt(self, meta, children):
+        target, value = children
+        return "update", (self._use(target), self._use(value))
+
+    def layout_list(self, meta, children):
+        return list(children)
+
+    def layout(self, meta, children):
+        ttype, strides = children
+        if len(strides) != len(ttype.shape):
+            raise _fail(meta, f"{len(strides)} strides for a rank-{len(ttype.shape)} buffer")
+        return BufferType(ttype.dtype, ttype.shape, strides)
 
     def return_stmt(self, meta, children):
         values = children[0] or []
@@ -321,6 +349,11 @@ class _Builder(Transformer):
         value = self._define(result, str(dtype), self.locals)
         return BodyOp(value, "load", (source,), (("index", _sym(index)),), _pos(meta))
 
+    def index_op(self, meta, children):
+        result, index, dtype = children
+        value = self._define(result, str(dtype), self.locals)
+        return BodyOp(value, "index", (), (("index", _sym(index)),), _pos(meta))
+
     def store_op(self, meta, children):
         return BodyOp(None, "store", (self._use(children[0]),), (), _pos(meta))
 
@@ -358,6 +391,12 @@ class _Builder(Transformer):
 
     def idx_mod(self, meta, c):
         return ix.Mod(_sym(c[0]), _sym(c[1]))
+
+    def idx_min(self, meta, c):
+        return sympy.Min(_sym(c[0]), _sym(c[1]))
+
+    def idx_max(self, meta, c):
+        return sympy.Max(_sym(c[0]), _sym(c[1]))
 
     # ---- schedule, fusion, memplan
     def schedule(self, meta, children):
@@ -411,12 +450,18 @@ class _Builder(Transformer):
         return WrapperLine("free", None, (self._use(children[0]),), (), _pos(meta))
 
     def launch_line(self, meta, children):
+        return self._kernel_call(meta, children, "launch")
+
+    def extern_line(self, meta, children):
+        return self._kernel_call(meta, children, "extern")
+
+    def _kernel_call(self, meta, children, op: str):
         symbol, ins, outs = children
         name = str(symbol)[1:]
         if name not in self.symbols:
             raise _fail(symbol, f"launch of undefined kernel @{name}")
         return WrapperLine(
-            "launch",
+            op,
             self.symbols[name],
             tuple(self._use(v) for v in ins or ()),
             tuple(self._use(v) for v in outs or ()),

@@ -117,12 +117,19 @@ class _Printer:
         for inp in m.inputs:
             name = self.names.define(inp.value, "arg")
             attrs = (("device", inp.device), ("seed", inp.seed), ("strides", inp.value.type.strides))
+            if inp.sha256 is not None:
+                attrs += (("sha256", inp.sha256),)
             self.lines.append(f"input {name} : {format_type(inp.value.type)} {format_attrs(attrs)}")
         self.lines.append("")
         for op in m.graph:
             self._graph_op(op)
         for node in m.nodes:
-            self._loop_node(node)
+            if node.kind == "extern":
+                self._extern_node(node)
+            else:
+                self._loop_node(node)
+        for target, value in m.updates:
+            self.lines.append(f"update {self.names(target)} = {self.names(value)}")
         outs = ", ".join(self.names(v) for v in m.outputs)
         self.lines.append(f"return ({outs})")
         if m.facts is not None:
@@ -156,6 +163,19 @@ class _Printer:
             self.lines.append("  " + self._body_op(op, local))
         self.lines.append("}" + _loc(node.loc))
 
+    def _extern_node(self, node):
+        schema = extern_schema(node.target)
+        if schema:
+            self.lines.append(f"// {schema}")
+        args = ", ".join(format_literal(a, self.names) for a in node.args)
+        attrs = " " + format_attrs(node.kwargs, self.names) if node.kwargs else ""
+        results = ", ".join(self.names.define(v, "buf") for v in node.results)
+        layouts = [
+            f"{format_type(v.type)} strides [{', '.join(map(str, v.type.strides))}]" for v in node.results
+        ]
+        layout_text = layouts[0] if len(layouts) == 1 else "(" + ", ".join(layouts) + ")"
+        self.lines.append(f"{results} = extern {node.target}({args}){attrs} : {layout_text}{_loc(node.loc)}")
+
     def _body_op(self, op, local) -> str:
         if op.op == "store":
             return f"store {local(op.operands[0])}"
@@ -163,6 +183,8 @@ class _Printer:
         if op.op == "load":
             index = render_index(op.attr("index"))
             return f"{result} = load {local(op.operands[0])}[{index}] : {op.result.type}"
+        if op.op == "index":
+            return f"{result} = index [{render_index(op.attr('index'))}] : {op.result.type}"
         operands = ", ".join(local(v) for v in op.operands)
         attrs = " " + format_attrs(op.attrs, local) if op.attrs else ""
         return f"{result} = {op.op}({operands}){attrs} : {op.result.type}"
@@ -188,13 +210,22 @@ class _Printer:
     def _wrapper(self):
         self.lines += ["", "wrapper {"]
         for line in self.m.wrapper:
-            if line.op == "launch":
+            if line.op in ("launch", "extern"):
                 ins = ", ".join(self.names(v) for v in line.operands)
                 outs = ", ".join(self.names(v) for v in line.results)
-                self.lines.append(f"  launch @{line.kernel.name}({ins}) -> ({outs})")
+                self.lines.append(f"  {line.op} @{line.kernel.name}({ins}) -> ({outs})")
             else:
                 self.lines.append(f"  {line.op} {self.names(line.operands[0])}")
         self.lines.append("}")
+
+
+def extern_schema(target: str) -> str | None:
+    """The ATen schema of an extern call, printed above it for the reader
+    (a comment: the op name with its overload is what the parser reads)."""
+    from .graph_check import resolve_target
+
+    overload = resolve_target(target)
+    return str(overload._schema) if overload is not None else None
 
 
 def print_ir(module: Module) -> str:

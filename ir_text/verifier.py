@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 
-from .body_ops import ACCEPTS, BODY_OPS
-from .dtypes import TORCH_DTYPES, is_float
+from .body_ops import ACCEPTS, BODY_OPS, REDUCTION_RESULT, REDUCTIONS, SCANS
+from .dtypes import INT_DTYPES, TORCH_DTYPES, is_float
 from .errors import TircError, error_at
 from .index import index_bounds, index_symbols
-from .model import STAGES, BufferType, Module, Value
+from .graph_check import bind_meta, check_call, check_graph, meta_inputs
+from .model import STAGES, BufferType, Enum, Module, Value
 from .printer import VERSION
 
 # Reduced-precision floats are storage types: loaded, converted, stored. The
@@ -21,7 +22,17 @@ from .printer import VERSION
 STORAGE_ONLY = frozenset({"f16", "bf16"})
 _STORAGE_OPS = frozenset({"load", "store", "to_dtype", "constant", "where"})
 # Attributes each body op takes (all others are errors).
-_BODY_ATTRS = {"load": {"index"}, "constant": {"value"}, "to_dtype": {"dtype"}}
+_BODY_ATTRS = {
+    "load": {"index"},
+    "constant": {"value"},
+    "to_dtype": {"dtype"},
+    "index": {"index"},
+    "indirect": {"size"},
+    "reduce": {"reduction"},
+    "scan": {"dim", "reduction"},
+}
+# The op each loop kind must hold exactly once (None: neither reduce nor scan).
+_KIND_OP = {"pointwise": None, "reduction": "reduce", "scan": "scan"}
 
 # Sections each stage must have (and no later stage's).
 _SECTIONS = {
@@ -43,13 +54,41 @@ def verify(module: Module) -> Module:
     _check_sections(module)
     _check_inputs(module)
     if module.stage == "capture":
-        from .graph_check import check_graph
-
         check_graph(module)
     else:
+        env = meta_inputs(module)
         for node in module.nodes:
-            _check_loop_node(node, module)
+            if node.kind == "extern":
+                _check_extern(node, env)
+            else:
+                _check_loop_node(node, module)
+                bind_meta(node.result, env)
+    _check_updates(module)
     return module
+
+
+def _check_updates(m: Module) -> None:
+    inputs = {id(i.value) for i in m.inputs}
+    seen: set[int] = set()
+    for target, value in m.updates:
+        where = m.outputs_pos
+        if id(target) not in inputs:
+            raise TircError("'update' names a value that is not an input", *(where or (None, None)))
+        if id(target) in seen:
+            raise TircError("an input is updated twice", *(where or (None, None)))
+        seen.add(id(target))
+        a, b = target.type, value.type
+        if (a.dtype, tuple(a.shape)) != (b.dtype, tuple(b.shape)):
+            raise TircError(
+                f"'update' of a {a.dtype}{list(a.shape)} input with a {b.dtype}{list(b.shape)} value",
+                *(where or (None, None)),
+            )
+
+
+def _check_extern(node, env) -> None:
+    for v in node.results:
+        _check_layout(node, v.type)
+    check_call(node, env)
 
 
 def _check_sections(m: Module) -> None:
@@ -86,30 +125,61 @@ def _fail(op, message: str) -> TircError:
 
 def _check_loop_node(node, m: Module) -> None:
     t: BufferType = node.result.type
-    if node.kind != "pointwise":
-        raise _fail(node, f"unknown loop kind 'loop.{node.kind}' (known: loop.pointwise)")
-    if node.reduction_ranges:
-        raise _fail(node, "a pointwise loop has no reduction ranges")
+    if node.kind not in _KIND_OP:
+        known = ", ".join(f"loop.{k}" for k in _KIND_OP)
+        raise _fail(node, f"unknown loop kind 'loop.{node.kind}' (known: {known}, extern)")
+    if node.reduction_ranges and node.kind != "reduction":
+        raise _fail(node, f"a loop.{node.kind} node has no reduction ranges")
     if tuple(node.ranges) != tuple(t.shape):
         raise _fail(node, f"loop ranges {list(node.ranges)} do not match the buffer shape {list(t.shape)}")
-    if any(st < 0 for st in t.strides):
-        raise _fail(node, "negative buffer stride")
-    if not _non_overlapping(t.shape, t.strides):
-        raise _fail(node, f"strides {list(t.strides)} make elements of the buffer overlap")
+    _check_layout(node, t)
     for key, value in node.attrs:
         if key != "origin":
             raise _fail(node, f"unknown attribute '{key}' on loop.{node.kind} (known: origin)")
         if not isinstance(value, str):
             raise _fail(node, "origin must be a string (the ATen op the node came from)")
-    scope = {f"i{k}": s for k, s in enumerate(node.ranges)}
+    outer = {f"i{k}": s for k, s in enumerate(node.ranges)}
+    scope = dict(outer)
+    scope.update({f"r{k}": s for k, s in enumerate(node.reduction_ranges)})
     local: set[int] = set()
     stores = [op for op in node.body if op.op == "store"]
     if not node.body or node.body[-1].op != "store" or len(stores) != 1:
         raise _fail(stores[1] if len(stores) > 1 else node, "a loop body has one 'store', at its end")
+    _check_kind_op(node)
+    indirect = 0
     for op in node.body:
         _check_body_op(op, node, scope, local)
+        if op.op == "indirect":
+            name = f"ind{indirect}"
+            if op.result.hint != name:
+                raise _fail(op, f"the indirect op number {indirect} of a body must be named %{name}")
+            scope[name] = op.attr("size")
+            indirect += 1
+        if op.op == "reduce":
+            # The epilogue sees one value per output element: the reduction's
+            # result and what it computes from it, never the r-variables.
+            local, scope = set(), dict(outer)
         if op.result is not None:
             local.add(id(op.result))
+
+
+def _check_kind_op(node) -> None:
+    wanted = _KIND_OP[node.kind]
+    for name in ("reduce", "scan"):
+        ops = [op for op in node.body if op.op == name]
+        if name != wanted and ops:
+            raise _fail(
+                ops[0], f"'{name}' belongs in a loop.{'reduction' if name == 'reduce' else 'scan'} node"
+            )
+        if name == wanted and len(ops) != 1:
+            raise _fail(ops[1] if ops else node, f"a loop.{node.kind} body has exactly one '{name}'")
+
+
+def _check_layout(node, t: BufferType) -> None:
+    if any(st < 0 for st in t.strides):
+        raise _fail(node, "negative buffer stride")
+    if not _non_overlapping(t.shape, t.strides):
+        raise _fail(node, f"strides {list(t.strides)} make elements of the buffer overlap")
 
 
 def _non_overlapping(shape, strides) -> bool:
@@ -169,6 +239,48 @@ def _rule_load(op, node, scope, local):
         raise _fail(op, f"load of a {source.type.dtype} source typed {op.result.type}")
 
 
+def _rule_index(op, node, scope, local):
+    unknown = index_symbols(op.attr("index")) - set(scope)
+    if unknown:
+        raise _fail(op, f"index uses '{sorted(unknown)[0]}', which is not a loop variable here")
+    if op.result.type != "i64":
+        raise _fail(op, "an index value is i64")
+
+
+def _rule_indirect(op, node, scope, local):
+    dtype = _operand_dtype(op, op.operands[0], local)
+    size = op.attr("size")
+    if dtype not in INT_DTYPES:
+        raise _fail(op, f"indirect takes an integer value, not {dtype}")
+    if type(size) is not int or size <= 0:
+        raise _fail(op, "indirect needs {size = N} with N > 0 (the extent it indexes)")
+    if op.result.type != "i64":
+        raise _fail(op, "an indirect index is i64")
+
+
+def _rule_reduce(op, node, scope, local):
+    dtype = _operand_dtype(op, op.operands[0], local)
+    kind = op.attr("reduction")
+    if not isinstance(kind, Enum) or kind.name not in REDUCTIONS:
+        raise _fail(op, f"reduce needs {{reduction = K}} with K one of {', '.join(REDUCTIONS)}")
+    if kind.name in ("any", "all") and dtype != "b8":
+        raise _fail(op, f"reduce {kind.name} takes b8 values, not {dtype}")
+    want = REDUCTION_RESULT.get(kind.name, dtype)
+    if op.result.type != want:
+        raise _fail(op, f"reduce {kind.name} of {dtype} gives {want}, not {op.result.type}")
+
+
+def _rule_scan(op, node, scope, local):
+    dtype = _operand_dtype(op, op.operands[0], local)
+    kind, dim = op.attr("reduction"), op.attr("dim")
+    if not isinstance(kind, Enum) or kind.name not in SCANS:
+        raise _fail(op, f"scan needs {{reduction = K}} with K one of {', '.join(SCANS)}")
+    if type(dim) is not int or not 0 <= dim < len(node.ranges):
+        raise _fail(op, f"scan needs {{dim = D}} with 0 <= D < {len(node.ranges)} (a loop variable)")
+    if op.result.type != dtype:
+        raise _fail(op, f"scan of {dtype} gives {dtype}, not {op.result.type}")
+
+
 def _rule_store(op, node, scope, local):
     dtype = _operand_dtype(op, op.operands[0], local)
     if dtype != node.result.type.dtype:
@@ -223,6 +335,10 @@ _RULES = {
     "constant": _rule_constant,
     "cast": _rule_cast,
     "where": _rule_where,
+    "index": _rule_index,
+    "indirect": _rule_indirect,
+    "reduce": _rule_reduce,
+    "scan": _rule_scan,
     "same": _typed(lambda d: d),
     "float": _typed(lambda d: d),
     "bitwise": _typed(lambda d: d),

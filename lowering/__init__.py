@@ -2,7 +2,18 @@
 
 from .capture import capture, input_names
 from .interpreter import INTERPRETED_OPS, interpret, run_graph
-from .lower import lower
+from .lower import EXTERN_OPS, extern_ops, fallback_ops, lower
 from .pointwise import POINTWISE
 
-__all__ = ["capture", "input_names", "interpret", "run_graph", "lower", "POINTWISE", "INTERPRETED_OPS"]
+__all__ = [
+    "capture",
+    "input_names",
+    "interpret",
+    "run_graph",
+    "lower",
+    "POINTWISE",
+    "INTERPRETED_OPS",
+    "EXTERN_OPS",
+    "extern_ops",
+    "fallback_ops",
+]

@@ -1,10 +1,13 @@
-"""Building loop bodies: loads with broadcasting, constants, typed ops, casts."""
+"""Building loop bodies: loads through views with broadcasting, constants,
+typed ops, casts, index values, indirect indices, reductions and scans."""
 
 from __future__ import annotations
 
 import sympy
 
-from ir_text import BODY_OPS, BodyOp, BufferType, Enum, Value, is_float, loop_vars
+from ir_text import BODY_OPS, BodyOp, Enum, Value, index_var, is_float, loop_vars
+
+from .tensors import LTensor
 
 # Reduced-precision floats are computed in float32 and rounded at the store,
 # as Inductor does; per-op rounding then matches eager PyTorch.
@@ -18,30 +21,34 @@ def compute_dtype(dtype: str) -> str:
 
 
 class BodyBuilder:
-    """Emits the ops of one pointwise loop body over `shape`."""
+    """Emits the ops of one loop body over `shape` (and `reduction` ranges)."""
 
-    def __init__(self, shape: tuple[int, ...], compute: str):
+    def __init__(self, shape: tuple[int, ...], compute: str, reduction: tuple[int, ...] = ()):
         self.shape = tuple(shape)
         self.vars = loop_vars(len(shape))
+        self.rvars = loop_vars(len(reduction), "r")
         self.compute = compute
         self.ops: list[BodyOp] = []
+        self.indirect_count = 0
 
-    def _emit(self, name: str, operands, dtype: str, attrs=()) -> Value:
-        value = Value("", dtype)
+    def _emit(self, name: str, operands, dtype: str, attrs=(), hint: str = "") -> Value:
+        value = Value(hint, dtype)
         self.ops.append(BodyOp(value, name, tuple(operands), tuple(sorted(attrs))))
         return value
 
-    def load(self, buffer: Value) -> Value:
-        """Load `buffer` broadcast to this body's shape (dimensions aligned right)."""
-        t: BufferType = buffer.type
-        offset = len(self.shape) - len(t.shape)
-        index = sympy.Integer(0)
-        for d, (size, stride) in enumerate(zip(t.shape, t.strides)):
-            if size != 1:
-                index += self.vars[offset + d] * stride
-        v = Value("", t.dtype)
-        self.ops.append(BodyOp(v, "load", (buffer,), (("index", index),)))
+    def load_at(self, tensor: LTensor, idx) -> Value:
+        """Load element `idx` (one index expression per dimension) of `tensor`."""
+        v = Value("", tensor.dtype)
+        self.ops.append(BodyOp(v, "load", (tensor.buffer,), (("index", tensor.index(idx)),)))
         return v
+
+    def load(self, tensor: LTensor) -> Value:
+        """Load `tensor` broadcast to this body's shape (dimensions aligned right)."""
+        offset = len(self.shape) - len(tensor.shape)
+        idx = [
+            sympy.Integer(0) if size == 1 else self.vars[offset + d] for d, size in enumerate(tensor.shape)
+        ]
+        return self.load_at(tensor, idx)
 
     def const(self, value, dtype: str | None = None) -> Value:
         dtype = dtype or self.compute
@@ -61,7 +68,7 @@ class BodyBuilder:
     def value(self, arg, dtype: str | None = None) -> Value:
         """A tensor argument (loaded) or a scalar (a constant), in `dtype`."""
         dtype = dtype or self.compute
-        if isinstance(arg, Value):
+        if isinstance(arg, LTensor):
             return self.cast(self.load(arg), dtype)
         return self.const(arg, dtype)
 
@@ -71,6 +78,38 @@ class BodyBuilder:
 
     def where(self, cond: Value, a: Value, b: Value) -> Value:
         return self._emit("where", (cond, a, b), a.type)
+
+    def index(self, expr) -> Value:
+        """The value of an index expression, as i64."""
+        return self._emit("index", (), "i64", (("index", sympy.sympify(expr)),))
+
+    def in_range(self, expr, low: int | None, high: int | None) -> Value | None:
+        """A b8 value: low <= expr < high (None when both bounds are absent)."""
+        conds = []
+        if low is not None:
+            conds.append(self.op("ge", self.index(expr), self.const(low, "i64")))
+        if high is not None:
+            conds.append(self.op("lt", self.index(expr), self.const(high, "i64")))
+        if not conds:
+            return None
+        out = conds[0]
+        for c in conds[1:]:
+            out = self.op("logical_and", out, c)
+        return out
+
+    def indirect(self, v: Value, size: int) -> sympy.Symbol:
+        """Use the integer value `v` as an index in [0, size): returns its symbol."""
+        name = f"ind{self.indirect_count}"
+        self.indirect_count += 1
+        self._emit("indirect", (v,), "i64", (("size", int(size)),), hint=name)
+        return index_var(name)
+
+    def reduce(self, v: Value, kind: str) -> Value:
+        dtype = {"argmax": "i64", "argmin": "i64", "any": "b8", "all": "b8"}.get(kind, v.type)
+        return self._emit("reduce", (v,), dtype, (("reduction", Enum(kind)),))
+
+    def scan(self, v: Value, kind: str, dim: int) -> Value:
+        return self._emit("scan", (v,), v.type, (("dim", dim), ("reduction", Enum(kind))))
 
     def store(self, v: Value) -> None:
         self.ops.append(BodyOp(None, "store", (v,)))

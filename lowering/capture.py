@@ -42,9 +42,31 @@ _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 
 
 def _decompositions():
-    from torch._decomp import core_aten_decompositions
+    """Core ATen, plus the decompositions Inductor also applies to norms,
+    softmax and a few activations, so they lower to reductions and pointwise
+    ops (and fuse) instead of running as ATen calls."""
+    from torch._decomp import core_aten_decompositions, get_decompositions
 
-    return core_aten_decompositions()
+    aten = torch.ops.aten
+    extra = [
+        aten._softmax,
+        aten._log_softmax,
+        aten.native_layer_norm,
+        aten.native_group_norm,
+        aten.native_batch_norm,
+        aten._native_batch_norm_legit_no_training,
+        aten.linalg_vector_norm,
+        aten.full_like,
+        aten.empty_like,
+        aten.mish,
+        aten.softplus,
+        aten.hardswish,
+        aten.hardsigmoid,
+        aten.expand_copy,
+        aten.std.correction,
+        aten.logsumexp,
+    ]
+    return {**core_aten_decompositions(), **get_decompositions(extra)}
 
 
 def input_names(fn, module: torch.nn.Module | None, count: int) -> list[str]:
@@ -64,7 +86,7 @@ def input_names(fn, module: torch.nn.Module | None, count: int) -> list[str]:
 
 def _sanitize(name: str) -> str:
     name = re.sub(r"[^A-Za-z0-9_.]", "_", name)
-    if not name or name.isdigit() or re.fullmatch(r"buf\d+", name) or name[0].isdigit():
+    if not name or name.isdigit() or re.fullmatch(r"(buf|ind)\d+", name) or name[0].isdigit():
         name = "arg_" + name
     return name
 
@@ -106,7 +128,10 @@ def capture(fn, example_inputs, source: str, source_path: str | None, options_pa
 
     try:
         with torch.no_grad():
-            gm = make_fx(flat_outputs, decomposition_table=_decompositions(), record_stack_traces=True)(
+            # Functionalized: in-place ops become their functional forms, and a
+            # mutated input ends in a copy_ back into it (an `update` line).
+            functional = torch.func.functionalize(flat_outputs, remove="mutations")
+            gm = make_fx(functional, decomposition_table=_decompositions(), record_stack_traces=True)(
                 *all_inputs
             )
     except TircError:
@@ -197,8 +222,17 @@ def _to_module(gm, inputs, names, source, source_path, options_pairs) -> Module:
         device = "cuda" if tensor.device.type == "cuda" else tensor.device.type
         module_inputs.append(Input(value, device, k))
         env[node] = value
+    updates = []
     for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target is operator.getitem:
+        if node.op == "call_function" and node.target is torch.ops.aten.copy_.default:
+            target, value = (env[a] for a in node.args[:2])
+            if not any(i.value is target for i in module_inputs) or not isinstance(value, Value):
+                raise TircError("the program mutates a tensor that is not an input; tirc cannot follow it")
+            if value.type != TensorType(target.type.dtype, target.type.shape):
+                raise TircError("an input is updated with a value of another shape or dtype")
+            updates.append((target, value))
+            env[node] = target
+        elif node.op == "call_function" and node.target is operator.getitem:
             env[node] = env[node.args[0]][node.args[1]]
         elif node.op == "call_function":
             target = node.target
@@ -235,4 +269,5 @@ def _to_module(gm, inputs, names, source, source_path, options_pairs) -> Module:
         inputs=module_inputs,
         graph=graph,
         outputs=outputs,
+        updates=tuple(updates),
     )

@@ -9,6 +9,7 @@ It shares no code with the code generators.
 
 from __future__ import annotations
 
+import sympy
 import torch
 
 from ir_text import FloorDiv, Mod, Module, resolve_target, to_torch, to_torch_arg
@@ -71,7 +72,7 @@ _BINARY = {
     "logical_xor": torch.logical_xor,
 }
 # Ops handled below, not by the tables; together they cover ir_text.BODY_OPS.
-SPECIAL_OPS = ("load", "store", "constant", "to_dtype", "where")
+SPECIAL_OPS = ("load", "store", "constant", "to_dtype", "where", "index", "indirect", "reduce", "scan")
 INTERPRETED_OPS = frozenset(_UNARY) | frozenset(_BINARY) | frozenset(SPECIAL_OPS)
 
 
@@ -99,6 +100,12 @@ def eval_index(expr, env: dict[str, torch.Tensor]):
     if isinstance(expr, Mod):
         a, b = (eval_index(x, env) for x in expr.args)
         return torch.remainder(a, b)
+    if isinstance(expr, (sympy.Min, sympy.Max)):
+        pick = torch.minimum if isinstance(expr, sympy.Min) else torch.maximum
+        out = eval_index(expr.args[0], env)
+        for a in expr.args[1:]:
+            out = pick(out, eval_index(a, env))
+        return out
     raise ValueError(f"cannot evaluate index {expr}")
 
 
@@ -106,44 +113,134 @@ def flat_storage(t: torch.Tensor, storage_size: int) -> torch.Tensor:
     return t.as_strided((storage_size,), (1,), t.storage_offset())
 
 
-def _eval_node(node, buffers: dict[int, torch.Tensor]) -> torch.Tensor:
-    shape = tuple(node.ranges)
-    grid = {}
-    for k, size in enumerate(shape):
-        view = [1] * len(shape)
-        view[k] = size
-        grid[f"i{k}"] = torch.arange(size, dtype=torch.int64).view(view)
-    values: dict[int, torch.Tensor] = {}
-    result = None
-    for op in node.body:
-        args = [values[id(v)] for v in op.operands] if op.op != "load" else []
+def _identity(kind: str, dtype: torch.dtype):
+    if kind in ("sum", "any", "argmax", "argmin"):
+        return 0
+    if kind in ("prod", "all"):
+        return 1
+    if dtype.is_floating_point:
+        return float("-inf") if kind == "max" else float("inf")
+    info = torch.iinfo(dtype)
+    return info.min if kind == "max" else info.max
+
+
+def _reduce(kind: str, x: torch.Tensor, rnumel: int) -> torch.Tensor:
+    """Reduce the last dimension (the flattened r-variables)."""
+    if rnumel == 0:
+        shape = x.shape[:-1]
+        dtype = torch.int64 if kind in ("argmax", "argmin") else x.dtype
+        return torch.full(shape, _identity(kind, x.dtype), dtype=dtype)
+    reducers = {
+        "sum": lambda: x.sum(-1),
+        "prod": lambda: x.prod(-1),
+        "max": lambda: x.amax(-1),
+        "min": lambda: x.amin(-1),
+        "argmax": lambda: x.argmax(-1),
+        "argmin": lambda: x.argmin(-1),
+        "any": lambda: x.any(-1),
+        "all": lambda: x.all(-1),
+    }
+    return reducers[kind]()
+
+
+class _Body:
+    """Evaluates one loop body over its index grid."""
+
+    def __init__(self, node, buffers):
+        self.node = node
+        self.buffers = buffers
+        self.outer = tuple(node.ranges)
+        self.rshape = tuple(node.reduction_ranges)
+        self.shape = self.outer + self.rshape
+        rank = len(self.shape)
+        self.grid = {}
+        names = [f"i{k}" for k in range(len(self.outer))] + [f"r{k}" for k in range(len(self.rshape))]
+        for k, (name, size) in enumerate(zip(names, self.shape)):
+            view = [1] * rank
+            view[k] = size
+            self.grid[name] = torch.arange(size, dtype=torch.int64).view(view)
+        self.values: dict[int, torch.Tensor] = {}
+        self.indirect = 0
+
+    def index(self, expr) -> torch.Tensor:
+        idx = eval_index(expr, self.grid)
+        return idx.expand(self.shape) if self.shape else idx
+
+    def run(self) -> torch.Tensor:
+        for op in self.node.body:
+            if op.op == "store":
+                return self.values[id(op.operands[0])]
+            self.values[id(op.result)] = self.step(op)
+        raise ValueError("a loop body without a store")
+
+    def step(self, op) -> torch.Tensor:
+        args = [self.values[id(v)] for v in op.operands] if op.op != "load" else []
+        dtype = to_torch(op.result.type)
         if op.op == "load":
             source = op.operands[0]
-            flat = flat_storage(buffers[id(source)], source.type.storage_size)
-            idx = (
-                eval_index(op.attr("index"), grid).expand(shape)
-                if shape
-                else eval_index(op.attr("index"), grid)
-            )
-            out = flat[idx]
-        elif op.op == "constant":
-            out = torch.tensor(op.attr("value"), dtype=to_torch(op.result.type))
-        elif op.op == "to_dtype":
-            out = args[0].to(to_torch(op.result.type))
-        elif op.op == "where":
-            out = torch.where(*args)
-        elif op.op == "store":
-            result = args[0]
-            continue
-        elif op.op in _UNARY:
-            out = _UNARY[op.op](args[0])
-        else:
-            out = _BINARY[op.op](*args)
-        values[id(op.result)] = out
+            flat = flat_storage(self.buffers[id(source)], source.type.storage_size)
+            return flat[self.index(op.attr("index"))]
+        if op.op == "index":
+            return self.index(op.attr("index"))
+        if op.op == "constant":
+            return torch.tensor(op.attr("value"), dtype=dtype)
+        if op.op == "to_dtype":
+            return args[0].to(dtype)
+        if op.op == "where":
+            return torch.where(*args)
+        if op.op == "indirect":
+            size = op.attr("size")
+            idx = args[0].to(torch.int64)
+            self.grid[f"ind{self.indirect}"] = torch.where(idx < 0, idx + size, idx)
+            self.indirect += 1
+            return idx
+        if op.op == "reduce":
+            return self.reduce(op, args[0], dtype)
+        if op.op == "scan":
+            x = args[0].expand(self.shape) if self.shape else args[0]
+            dim = op.attr("dim")
+            out = x.cumsum(dim) if op.attr("reduction").name == "sum" else x.cumprod(dim)
+            return out.to(dtype)
+        if op.op in _UNARY:
+            return _UNARY[op.op](args[0])
+        return _BINARY[op.op](*args)
+
+    def reduce(self, op, x, dtype) -> torch.Tensor:
+        x = x.expand(self.shape) if self.shape else x
+        rnumel = 1
+        for s in self.rshape:
+            rnumel *= s
+        x = x.reshape(self.outer + (rnumel,))
+        out = _reduce(op.attr("reduction").name, x, rnumel).to(dtype)
+        # The epilogue runs over the output elements only.
+        self.shape = self.outer
+        rank = len(self.outer)
+        self.grid = {k: v.reshape(v.shape[:rank]) for k, v in self.grid.items() if k.startswith("i")}
+        return out
+
+
+def _eval_node(node, buffers: dict[int, torch.Tensor]) -> torch.Tensor:
+    result = _Body(node, buffers).run()
     t = node.result.type
     buffer = torch.empty_strided(t.shape, t.strides, dtype=to_torch(t.dtype))
     buffer.copy_(result.expand(t.shape) if t.shape else result)
     return buffer
+
+
+def _eval_extern(node, buffers: dict[int, torch.Tensor]) -> list[torch.Tensor]:
+    """Call the ATen op and copy each result into its declared layout."""
+    overload = resolve_target(node.target)
+    args = [to_torch_arg(a, buffers) for a in node.args]
+    kwargs = {k: to_torch_arg(v, buffers) for k, v in node.kwargs}
+    result = overload(*args, **kwargs)
+    results = list(result) if isinstance(result, (tuple, list)) else [result]
+    out = []
+    for value, tensor in zip(node.results, results):
+        t = value.type
+        buffer = torch.empty_strided(t.shape, t.strides, dtype=to_torch(t.dtype))
+        buffer.copy_(tensor)
+        out.append(buffer)
+    return out
 
 
 def run_graph(module: Module, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -157,7 +254,15 @@ def run_graph(module: Module, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
         results = list(result) if isinstance(result, (tuple, list)) else [result]
         for value, tensor in zip(op.results, results):
             env[id(value)] = tensor
+    _apply_updates(module, env, inputs)
     return [env[id(v)] for v in module.outputs]
+
+
+def _apply_updates(module: Module, env, inputs) -> None:
+    """Write the new values of mutated inputs into the input tensors (as `call` does)."""
+    position = {id(i.value): k for k, i in enumerate(module.inputs)}
+    for target, value in module.updates:
+        inputs[position[id(target)]].copy_(env[id(value)])
 
 
 def interpret(module: Module, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -167,5 +272,11 @@ def interpret(module: Module, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
             return run_graph(module, inputs)
         buffers: dict[int, torch.Tensor] = {id(i.value): x for i, x in zip(module.inputs, inputs)}
         for node in module.nodes:
-            buffers[id(node.result)] = _eval_node(node, buffers)
-        return [buffers[id(v)] for v in module.outputs]
+            if node.kind == "extern":
+                for value, tensor in zip(node.results, _eval_extern(node, buffers)):
+                    buffers[id(value)] = tensor
+            else:
+                buffers[id(node.result)] = _eval_node(node, buffers)
+        outputs = [buffers[id(v)] for v in module.outputs]
+        _apply_updates(module, buffers, inputs)
+        return outputs

@@ -1,8 +1,12 @@
-"""The lower pass: capture-stage ATen graph -> loop nodes (one buffer per op).
+"""The lower pass: capture-stage ATen graph -> loop and extern nodes.
 
-Pointwise ops become `loop.pointwise` nodes whose bodies load their inputs
-with broadcasting; the scheduler fuses them afterwards. An op without a
-lowering is an error naming the op and its source line.
+Each op is looked up in the rule tables in turn: views (no node: a layout,
+see tensors.py), pointwise ops (one loop.pointwise node), rules that build
+their own nodes (reductions, scans, indexing, pooling), and the ops that are
+extern calls by design (matmul, convolution). Everything else, and any op a
+rule cannot handle (it raises NotLowerable), becomes an extern node that
+calls the ATen op: the fallback, so any model compiles. The scheduler fuses
+the loop nodes afterwards.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import torch
 
 from ir_text import (
     BufferType,
+    ExternNode,
     GraphOp,
     LoopNode,
     Module,
@@ -18,11 +23,35 @@ from ir_text import (
     Value,
     contiguous_strides,
     from_torch,
+    meta_call,
     to_torch,
 )
 
 from .body import BodyBuilder, compute_dtype
 from .pointwise import POINTWISE
+from .rules import NODE_RULES
+from .tensors import VIEWS, LTensor, NotLowerable, of_buffer
+
+# Ops that are extern ATen calls by design (as Inductor's extern kernels), not fallbacks.
+EXTERN_OPS = frozenset(
+    {
+        "aten.mm.default",
+        "aten.bmm.default",
+        "aten.addmm.default",
+        "aten.baddbmm.default",
+        "aten.convolution.default",
+    }
+)
+
+
+def fallback_ops(module: Module) -> tuple[str, ...]:
+    """The ATen ops of a lowered module that run as extern calls for want of a lowering."""
+    return tuple(sorted({n.target for n in module.nodes if n.kind == "extern"} - EXTERN_OPS))
+
+
+def extern_ops(module: Module) -> tuple[str, ...]:
+    """Every ATen op a lowered module calls (fallbacks and matmul/convolution)."""
+    return tuple(sorted({n.target for n in module.nodes if n.kind == "extern"}))
 
 
 def _promoted(op: GraphOp, positions) -> str:
@@ -55,46 +84,169 @@ def _error(op: GraphOp, message: str) -> TircError:
     return TircError(message)
 
 
-def _lower_op(op: GraphOp, env: dict[int, Value]) -> LoopNode:
-    spec = POINTWISE.get(op.target)
-    if spec is None:
-        raise _error(op, f"no lowering for {op.target} (the ATen fallback is not built yet)")
-    if len(op.results) != 1:
-        raise _error(op, f"no lowering for {op.target}, which has several results")
-    out = op.results[0].type
-    compute = {
-        "out": lambda: compute_dtype(out.dtype),
-        "promote": lambda: compute_dtype(_promoted(op, spec.promote_args)),
-        "bool": lambda: "b8",
-    }[spec.compute]()
-    builder = BodyBuilder(out.shape, compute)
-    args = [env.get(id(a), a) if isinstance(a, Value) else a for a in op.args]
-    kwargs = {k: env.get(id(v), v) if isinstance(v, Value) else v for k, v in op.kwargs}
+class Lowering:
+    """The state of one lowering: the nodes emitted so far and what each graph
+    value became. Rules emit nodes through it."""
+
+    def __init__(self, module: Module):
+        self.module = module
+        self.nodes: list = []
+        self.env: dict[int, object] = {id(i.value): of_buffer(i.value) for i in module.inputs}
+        self.op: GraphOp | None = None  # the op being lowered, for origins and locations
+
+    # ---- emitting nodes
+    def loop(self, kind: str, shape, dtype: str, body: BodyBuilder, reduction=()) -> LTensor:
+        """A loop node over `shape` computing `body` (which must end in a store)."""
+        shape = tuple(int(s) for s in shape)
+        buffer = Value("", BufferType(dtype, shape, contiguous_strides(shape)))
+        origin = (("origin", self.op.target),) if self.op is not None else ()
+        loc = self.op.loc if self.op is not None else None
+        self.nodes.append(LoopNode(buffer, kind, shape, tuple(reduction), origin, body.ops, loc))
+        return of_buffer(buffer)
+
+    def pointwise(self, shape, dtype: str, fn, compute: str | None = None) -> LTensor:
+        """A pointwise node whose body is `fn(builder)`, stored as `dtype`."""
+        b = BodyBuilder(shape, compute or compute_dtype(dtype))
+        b.store(b.cast(fn(b), dtype))
+        return self.loop("pointwise", shape, dtype, b)
+
+    def materialize(self, t: LTensor) -> LTensor:
+        """The tensor as a buffer of its own (a copy when it is a view)."""
+        if t.is_buffer:
+            return t
+        return self.pointwise(t.shape, t.dtype, lambda b: b.load(t), compute=t.dtype)
+
+    def extern(self, op: GraphOp, args, kwargs) -> list[LTensor]:
+        """An extern node calling `op`'s ATen op; views among the arguments are materialised."""
+
+        def arg(a):
+            if isinstance(a, LTensor):
+                return self.materialize(a).buffer
+            if isinstance(a, tuple):
+                return tuple(arg(x) for x in a)
+            return a
+
+        args = tuple(arg(a) for a in args)
+        kwargs = tuple((k, arg(v)) for k, v in kwargs)
+        strides = _extern_strides(op.target, args, kwargs, op.results)
+        results = tuple(
+            Value("", BufferType(r.type.dtype, r.type.shape, st)) for r, st in zip(op.results, strides)
+        )
+        self.nodes.append(ExternNode(results, op.target, args, kwargs, op.loc))
+        return [of_buffer(v) for v in results]
+
+    # ---- the pass
+    def value(self, a):
+        if isinstance(a, Value):
+            return self.env[id(a)]
+        if isinstance(a, tuple):
+            return tuple(self.value(x) for x in a)
+        return a
+
+    def lower_op(self, op: GraphOp) -> None:
+        self.op = op
+        args = [self.value(a) for a in op.args]
+        kwargs = {k: self.value(v) for k, v in op.kwargs}
+        try:
+            results = self._lowered(op, args, kwargs)
+        except NotLowerable:
+            results = None
+        except TypeError as err:
+            raise _error(op, f"cannot lower {op.target}: {err}") from None
+        if results is None:
+            results = self.extern(op, args, tuple(sorted(kwargs.items())))
+        results = [results] if isinstance(results, LTensor) else list(results)
+        for value, tensor in zip(op.results, results):
+            want = (value.type.dtype, tuple(value.type.shape))
+            if (tensor.dtype, tuple(tensor.shape)) != want:
+                raise _error(
+                    op,
+                    f"internal: lowering {op.target} gave {tensor.dtype}{list(tensor.shape)}, "
+                    f"expected {want[0]}{list(want[1])}",
+                )
+            self.env[id(value)] = tensor
+
+    def _lowered(self, op: GraphOp, args, kwargs):
+        target = op.target
+        if target in VIEWS:
+            return VIEWS[target](*args, **kwargs)
+        if target in POINTWISE and len(op.results) == 1:
+            return self._pointwise(op, args, kwargs)
+        if target in NODE_RULES:
+            return NODE_RULES[target](self, op, *args, **kwargs)
+        return None
+
+    def _pointwise(self, op: GraphOp, args, kwargs) -> LTensor:
+        spec = POINTWISE[op.target]
+        out = op.results[0].type
+        compute = {
+            "out": lambda: compute_dtype(out.dtype),
+            "promote": lambda: compute_dtype(_promoted(op, spec.promote_args)),
+            "bool": lambda: "b8",
+        }[spec.compute]()
+        return self.pointwise(out.shape, out.dtype, lambda b: spec.fn(b, *args, **kwargs), compute)
+
+
+def _extern_strides(target: str, args, kwargs, results) -> list[tuple[int, ...]]:
+    """The strides ATen gives the results (from a meta run); contiguous when
+    the op has no meta kernel (the runtime then copies into that layout)."""
     try:
-        result = spec.fn(builder, *args, **kwargs)
-    except TypeError as err:
-        raise _error(op, f"cannot lower {op.target}: {err}") from None
-    builder.store(builder.cast(result, out.dtype))
-    buffer = Value("", BufferType(out.dtype, out.shape, contiguous_strides(out.shape)))
-    # The ATen op the node came from, as Inductor keeps a node's origins.
-    origin = (("origin", op.target),)
-    return LoopNode(buffer, "pointwise", out.shape, (), origin, builder.ops, op.loc)
+        tensors = meta_call(target, args, kwargs)
+    except Exception:
+        tensors = None
+    if tensors is None or len(tensors) != len(results):
+        return [contiguous_strides(r.type.shape) for r in results]
+    out = []
+    for r, t in zip(results, tensors):
+        strides = tuple(int(s) for s in t.stride())
+        if tuple(t.shape) != tuple(r.type.shape) or not _dense(t.shape, strides):
+            strides = contiguous_strides(r.type.shape)
+        out.append(strides)
+    return out
+
+
+def _dense(shape, strides) -> bool:
+    """Whether a layout covers exactly numel elements with no overlap (a permutation of dims)."""
+    dims = sorted((st, s) for s, st in zip(shape, strides) if s > 1)
+    expected = 1
+    for st, s in dims:
+        if st != expected:
+            return False
+        expected *= s
+    return True
 
 
 def lower(module: Module, ctx=None) -> Module:
-    env: dict[int, Value] = {id(i.value): i.value for i in module.inputs}
-    nodes: list[LoopNode] = []
+    state = Lowering(module)
+    made_by = {}
     for op in module.graph:
-        node = _lower_op(op, env)
-        nodes.append(node)
-        env[id(op.results[0])] = node.result
-    outputs = tuple(env[id(v)] for v in module.outputs)
+        state.lower_op(op)
+        made_by.update({id(r): op for r in op.results})
+    state.op = None
+
+    def returned(v):
+        return _output_buffer(state, state.env[id(v)], module, made_by.get(id(v)))
+
+    outputs = tuple(returned(v) for v in module.outputs)
+    updates = tuple((target, returned(value)) for target, value in module.updates)
     return Module(
         stage="lower",
         source=module.source,
         version=module.version,
         options=module.options,
         inputs=module.inputs,
-        nodes=nodes,
+        nodes=state.nodes,
         outputs=outputs,
+        updates=updates,
     )
+
+
+def _output_buffer(state: Lowering, t: LTensor, module: Module, op: GraphOp | None) -> Value:
+    """An output is a buffer (an input returned as is stays itself, as in
+    eager); a view is copied, by a clone located at the op that made it."""
+    if t.is_buffer:
+        return t.buffer
+    state.op = GraphOp((), "aten.clone.default", (), (), op.loc if op is not None else None)
+    copy = state.pointwise(t.shape, t.dtype, lambda b: b.load(t), compute=t.dtype).buffer
+    state.op = None
+    return copy

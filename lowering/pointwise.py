@@ -187,11 +187,6 @@ def _where(b: BodyBuilder, cond, x, y):
     return b.where(b.value(cond, "b8"), b.value(x), b.value(y))
 
 
-@rule("aten.clone.default", "aten.alias.default", "aten.lift_fresh_copy.default")
-def _identity(b: BodyBuilder, x, memory_format=None):
-    return b.value(x)
-
-
 # dtype, layout, device, pin_memory, memory_format: the result's type already
 # says the dtype, and the rest do not change the values.
 @rule("aten._to_copy.default")

@@ -19,7 +19,7 @@ class Graph:
 
     def __init__(self, module):
         self.nodes = list(module.nodes)
-        self.index = {id(n.result): k for k, n in enumerate(self.nodes)}
+        self.index = {id(r): k for k, n in enumerate(self.nodes) for r in n.results}
         self.preds: list[set[int]] = []
         for node in self.nodes:
             self.preds.append(
@@ -67,6 +67,9 @@ def refusal_reason(graph: Graph, group_a: list[int], group_b: list[int], options
     size = len(group_a) + len(group_b)
     if size > options.max_fusion_size:
         return f"[max-fusion-size] the kernel would hold {size} nodes, more than max_fusion_size={options.max_fusion_size}"
+    kind = kind_reason(graph, group_a + group_b, names)
+    if kind:
+        return kind
     first_a, first_b = graph.nodes[group_a[0]], graph.nodes[group_b[0]]
     ga, gb = node_group(first_a), node_group(first_b)
     if ga != gb:
@@ -77,6 +80,21 @@ def refusal_reason(graph: Graph, group_a: list[int], group_b: list[int], options
     if mismatch:
         return mismatch
     return cycle_reason(graph, group_a, group_b, names)
+
+
+def kind_reason(graph: Graph, members, names) -> str | None:
+    """Only pointwise nodes share kernels so far: an extern call always runs
+    alone, and fusing reductions and scans with their neighbours is left to
+    the scheduler's reduction fusion."""
+    for k in sorted(members):
+        node = graph.nodes[k]
+        if node.kind == "extern":
+            return f"[extern] {names[id(node.result)]} is an extern call ({node.target}), which runs alone"
+        if node.kind != "pointwise":
+            return (
+                f"[kind] {names[id(node.result)]} is a loop.{node.kind} node; only pointwise nodes are fused"
+            )
+    return None
 
 
 def cycle_reason(graph: Graph, group_a, group_b, names) -> str | None:

@@ -3,7 +3,8 @@ allocated and freed, and the check of an edited plan.
 
 As Inductor's wrapper: a buffer all of whose users sit in its own kernel
 never leaves the kernel (it is not allocated); others are allocated just
-before the kernel that writes them and freed after their last reader.
+before the kernel that writes them and freed after their last reader. An
+extern call allocates its own results (the `extern` line defines them).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import dataclasses
 
 from ir_text import Module, WrapperLine, error_at, value_names
 
-from .deps import RETURN, node_reads, users
+from .deps import RETURN, node_reads, returned, users
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,9 +34,17 @@ def kernel_io(module: Module, kernel, user_map=None) -> KernelIO:
                 seen.add(key)
                 ins.append(dep.buffer)
     outs = tuple(
-        v for v in kernel.nodes if any(u is RETURN or id(u.result) not in inside for u in user_map[id(v)])
+        r
+        for v in kernel.nodes
+        for r in by_id[id(v)].results
+        if any(u is RETURN or id(u.result) not in inside for u in user_map[id(r)])
     )
     return KernelIO(tuple(ins), outs)
+
+
+def is_extern_kernel(module: Module, kernel) -> bool:
+    by_id = {id(n.result): n for n in module.nodes}
+    return any(by_id[id(v)].kind == "extern" for v in kernel.nodes)
 
 
 def plan_memory(module: Module, ctx=None) -> Module:
@@ -45,11 +54,14 @@ def plan_memory(module: Module, ctx=None) -> Module:
     for n, io in enumerate(ios):
         for v in io.inputs:
             last_reader[id(v)] = n
-    outputs = {id(v) for v in module.outputs}
+    outputs = {id(v) for v in returned(module)}
     lines: list[WrapperLine] = []
     for n, (kernel, io) in enumerate(zip(module.kernels, ios)):
-        lines += [WrapperLine("alloc", None, (v,)) for v in io.outputs]
-        lines.append(WrapperLine("launch", kernel.name, io.inputs, io.outputs))
+        if is_extern_kernel(module, kernel):
+            lines.append(WrapperLine("extern", kernel.name, io.inputs, io.outputs))
+        else:
+            lines += [WrapperLine("alloc", None, (v,)) for v in io.outputs]
+            lines.append(WrapperLine("launch", kernel.name, io.inputs, io.outputs))
         for v in io.inputs:
             if last_reader[id(v)] == n and id(v) not in outputs and _is_buffer(module, v):
                 lines.append(WrapperLine("free", None, (v,)))
@@ -88,14 +100,27 @@ class _WrapperSimulation:
         v = line.operands[0]
         if id(v) not in self.live or not _is_buffer(self.m, v):
             raise error_at(line.pos, f"[free-dead] {self.name(v)} is not a live buffer")
-        if any(o is v for o in self.m.outputs):
+        if any(o is v for o in returned(self.m)):
             raise error_at(line.pos, f"[output-freed] {self.name(v)} is an output; it must not be freed")
         self.live.discard(id(v))
         self.freed.add(id(v))
 
-    def launch(self, line) -> None:
+    def extern(self, line) -> None:
+        kernel = self.kernels[line.kernel.name]
+        if not is_extern_kernel(self.m, kernel):
+            raise error_at(line.pos, f"[extern-line] @{kernel.name.name} is a loop kernel: it is launched")
+        for v in line.results:
+            if id(v) in self.allocated:
+                raise error_at(line.pos, f"[alloc-twice] {self.name(v)} is already allocated")
+            self.allocated.add(id(v))
+            self.live.add(id(v))
+        self.launch(line, extern=True)
+
+    def launch(self, line, extern: bool = False) -> None:
         kernel = self.kernels[line.kernel.name]
         label = f"@{kernel.name.name}"
+        if not extern and is_extern_kernel(self.m, kernel):
+            raise error_at(line.pos, f"[extern-line] {label} is an extern call: write `extern {label}(...)`")
         self._check_order(line, kernel, label)
         io = kernel_io(self.m, kernel, self.user_map)
         if [id(v) for v in line.operands] != [id(v) for v in io.inputs] or [id(v) for v in line.results] != [
@@ -136,18 +161,19 @@ class _WrapperSimulation:
         if len(self.launched) < len(self.m.kernels):
             missing = self.m.kernels[len(self.launched)]
             raise error_at(missing.pos, f"[launch-order] @{missing.name.name} is never launched")
-        returned = {id(o) for o in self.m.outputs}
+        kept = {id(o) for o in returned(self.m)}
         for line in self.m.wrapper:
-            v = line.operands[0] if line.op == "alloc" else None
-            if v is not None and id(v) in self.live and id(v) not in returned:
-                raise error_at(line.pos, f"[never-freed] {self.name(v)} is allocated but never freed")
+            made = line.operands if line.op == "alloc" else line.results if line.op == "extern" else ()
+            for v in made:
+                if id(v) in self.live and id(v) not in kept:
+                    raise error_at(line.pos, f"[never-freed] {self.name(v)} is allocated but never freed")
 
 
 def check_memplan(module: Module) -> None:
     """Simulate the wrapper: launches match their kernels, no use before
     allocation or after free, every kernel once and in order, outputs live."""
     sim = _WrapperSimulation(module)
-    steps = {"alloc": sim.alloc, "free": sim.free, "launch": sim.launch}
+    steps = {"alloc": sim.alloc, "free": sim.free, "launch": sim.launch, "extern": sim.extern}
     for line in module.wrapper:
         steps[line.op](line)
     sim.finish()

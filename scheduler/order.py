@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from ir_text import Module
 
-from .deps import node_reads
+from .deps import node_reads, returned
 
 
 def live_nodes(module: Module) -> list:
     """Nodes that some output depends on, in program order (already topological:
     the text format defines every buffer before its first use)."""
-    by_id = {id(n.result): n for n in module.nodes}
+    by_id = {id(r): n for n in module.nodes for r in n.results}
     live: set[int] = set()
-    stack = [id(v) for v in module.outputs]
+    stack = [id(v) for v in returned(module)]
     while stack:
         key = stack.pop()
-        if key in live or key not in by_id:
+        node = by_id.get(key)
+        if node is None or id(node) in live:
             continue
-        live.add(key)
-        stack.extend(id(d.buffer) for d in node_reads(by_id[key]))
-    return [n for n in module.nodes if id(n.result) in live]
+        live.add(id(node))
+        stack.extend(id(d.buffer) for d in node_reads(node))
+    return [n for n in module.nodes if id(n) in live]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ir_text import error_at, format_attrs, value_names
 
 from .fusion import kernel_attrs
-from .legality import Graph, cycle_reason, vertical_mismatch
+from .legality import Graph, cycle_reason, kind_reason, vertical_mismatch
 from .deps import node_group
 
 
@@ -54,6 +54,10 @@ def _check_kernel(graph, kernel, owner, done, names, options) -> None:
             kernel.pos,
             f"[max-fusion-size] {label} holds {len(members)} nodes, more than {options.max_fusion_size}",
         )
+    if len(members) > 1:
+        reason = kind_reason(graph, members, names)
+        if reason:
+            raise error_at(kernel.pos, f"{label}: {reason}")
     first = graph.nodes[members[0]]
     for k in members[1:]:
         node = graph.nodes[k]

@@ -36,10 +36,16 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def counts(module: Module) -> dict[str, int]:
+    externs = [n for n in module.nodes if n.kind == "extern"]
     return {
         "buffers": len(module.nodes),
         "kernels": len(module.kernels or ()),
-        "ops": len(module.graph) if module.stage == "capture" else sum(len(n.body) for n in module.nodes),
+        "extern_calls": len(externs),
+        "ops": (
+            len(module.graph)
+            if module.stage == "capture"
+            else sum(len(getattr(n, "body", ())) for n in module.nodes) + len(externs)
+        ),
     }
 
 

@@ -1,0 +1,237 @@
+"""Lowered tensors: a buffer, or a view of one described by an index function.
+
+Views never become nodes (as Inductor's views are layouts): a view keeps the
+buffer it reads and a function from its own element index to the buffer's
+storage offset, and a consumer's load composes that function into its index
+expression. Only a view that leaves the program (or an extern call's
+argument) is materialised by a copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import sympy
+
+from ir_text import FloorDiv, Mod, Value, strided_index
+
+
+class NotLowerable(Exception):
+    """A lowering rule cannot handle these arguments: the op falls back to ATen."""
+
+
+@dataclass(frozen=True)
+class LTensor:
+    buffer: Value
+    shape: tuple[int, ...]
+    dtype: str
+    # element index (one sympy expression per dimension) -> storage offset in `buffer`
+    indexer: Callable[[tuple], sympy.Expr]
+    # Whether this is the buffer itself, in its own layout (not a view).
+    is_buffer: bool = False
+
+    def index(self, idx) -> sympy.Expr:
+        return sympy.expand(self.indexer(tuple(idx)))
+
+    def derive(self, shape, fn) -> LTensor:
+        """A view of this tensor: element `idx` of the view is element `fn(idx)` here."""
+        parent = self.indexer
+        return LTensor(self.buffer, tuple(int(s) for s in shape), self.dtype, lambda idx: parent(fn(idx)))
+
+
+def of_buffer(buffer: Value) -> LTensor:
+    t = buffer.type
+    strides = t.strides
+    return LTensor(buffer, tuple(t.shape), t.dtype, lambda idx: strided_index(idx, strides), True)
+
+
+def norm_dim(dim: int, rank: int) -> int:
+    if rank == 0 and dim in (0, -1):
+        return 0
+    if not -rank <= dim < rank:
+        raise NotLowerable(f"dimension {dim} out of range for rank {rank}")
+    return dim % rank
+
+
+# ---- view rules: (tensor, *args) -> LTensor
+
+
+def permute(x: LTensor, dims) -> LTensor:
+    dims = [norm_dim(d, len(x.shape)) for d in dims]
+    shape = [x.shape[d] for d in dims]
+
+    def fn(idx):
+        out = [None] * len(dims)
+        for k, d in enumerate(dims):
+            out[d] = idx[k]
+        return tuple(out)
+
+    return x.derive(shape, fn)
+
+
+def expand(x: LTensor, size, implicit=False) -> LTensor:
+    size = list(size)
+    offset = len(size) - len(x.shape)
+    shape = [x.shape[k - offset] if s == -1 else s for k, s in enumerate(size)]
+
+    def fn(idx):
+        return tuple(
+            sympy.Integer(0) if x.shape[k] == 1 and shape[k + offset] != 1 else idx[k + offset]
+            for k in range(len(x.shape))
+        )
+
+    return x.derive(shape, fn)
+
+
+def unsqueeze(x: LTensor, dim: int) -> LTensor:
+    dim = norm_dim(dim, len(x.shape) + 1)
+    shape = list(x.shape[:dim]) + [1] + list(x.shape[dim:])
+    return x.derive(shape, lambda idx: tuple(idx[:dim]) + tuple(idx[dim + 1 :]))
+
+
+def squeeze(x: LTensor, dims=None) -> LTensor:
+    if dims is None:
+        dims = range(len(x.shape))
+    elif isinstance(dims, int):
+        dims = [dims]
+    drop = {norm_dim(d, len(x.shape)) for d in dims}
+    drop = {d for d in drop if x.shape[d] == 1}
+    keep = [d for d in range(len(x.shape)) if d not in drop]
+
+    def fn(idx):
+        it = iter(idx)
+        return tuple(sympy.Integer(0) if d in drop else next(it) for d in range(len(x.shape)))
+
+    return x.derive([x.shape[d] for d in keep], fn)
+
+
+def slice_view(x: LTensor, dim=0, start=None, end=None, step=1) -> LTensor:
+    dim = norm_dim(dim, len(x.shape))
+    size = x.shape[dim]
+    start, end, step = slice(start, end, step).indices(size)
+    length = max(0, (end - start + step - 1) // step)
+    shape = list(x.shape)
+    shape[dim] = length
+
+    def fn(idx):
+        idx = list(idx)
+        idx[dim] = start + idx[dim] * step
+        return tuple(idx)
+
+    return x.derive(shape, fn)
+
+
+def select(x: LTensor, dim: int, index: int) -> LTensor:
+    dim = norm_dim(dim, len(x.shape))
+    index = index % x.shape[dim] if index < 0 else index
+    shape = list(x.shape[:dim]) + list(x.shape[dim + 1 :])
+    return x.derive(shape, lambda idx: tuple(idx[:dim]) + (sympy.Integer(index),) + tuple(idx[dim:]))
+
+
+def flip(x: LTensor, dims) -> LTensor:
+    dims = {norm_dim(d, len(x.shape)) for d in dims}
+
+    def fn(idx):
+        return tuple(x.shape[k] - 1 - v if k in dims else v for k, v in enumerate(idx))
+
+    return x.derive(x.shape, fn)
+
+
+def reshape(x: LTensor, size) -> LTensor:
+    """A row-major reshape: dimensions are matched in blocks of equal product,
+    so merging or splitting dimensions gives affine or floordiv/mod indices
+    only within a block."""
+    size = list(size)
+    numel = 1
+    for s in x.shape:
+        numel *= s
+    if -1 in size:
+        known = 1
+        for s in size:
+            if s != -1:
+                known *= s
+        size[size.index(-1)] = numel // known if known else 0
+    if numel == 0:
+        return x.derive(size, lambda idx: tuple(sympy.Integer(0) for _ in x.shape))
+    blocks = _blocks(list(x.shape), size)
+
+    def fn(idx):
+        out = []
+        for in_dims, out_dims in blocks:
+            linear = sympy.Integer(0)
+            for d in out_dims:
+                linear = linear * size[d] + idx[d]
+            stride = 1
+            parts = []
+            for d in reversed(in_dims):
+                part = FloorDiv(linear, stride) if stride != 1 else linear
+                if d != in_dims[0]:
+                    part = Mod(part, x.shape[d])
+                parts.append(part)
+                stride *= x.shape[d]
+            out += list(reversed(parts))
+        return tuple(out)
+
+    return x.derive(size, fn)
+
+
+def _blocks(a: list[int], b: list[int]) -> list[tuple[list[int], list[int]]]:
+    """Split two shapes of equal product into consecutive blocks of equal product."""
+    blocks, i, j = [], 0, 0
+    while i < len(a) or j < len(b):
+        da, db, pa, pb = [], [], 1, 1
+        while not (pa == pb and (da or i >= len(a)) and (db or j >= len(b))):
+            if (pa <= pb and i < len(a)) or j >= len(b):
+                da.append(i)
+                pa *= a[i]
+                i += 1
+            else:
+                db.append(j)
+                pb *= b[j]
+                j += 1
+        blocks.append((da, db))
+    return blocks
+
+
+def as_strided(x: LTensor, size, stride, storage_offset=None) -> LTensor:
+    if not x.is_buffer:
+        raise NotLowerable("as_strided of a view")
+    offset = int(storage_offset or 0)
+    stride = tuple(stride)
+    return LTensor(x.buffer, tuple(size), x.dtype, lambda idx: strided_index(idx, stride, offset))
+
+
+def alias(x: LTensor, *rest, **kwargs) -> LTensor:
+    return x
+
+
+VIEWS: dict[str, Callable] = {
+    "aten.permute.default": permute,
+    "aten.expand.default": expand,
+    "aten.unsqueeze.default": unsqueeze,
+    "aten.squeeze.default": lambda x: squeeze(x),
+    "aten.squeeze.dim": squeeze,
+    "aten.squeeze.dims": squeeze,
+    "aten.slice.Tensor": slice_view,
+    "aten.select.int": select,
+    "aten.flip.default": flip,
+    "aten.view.default": reshape,
+    "aten.reshape.default": reshape,
+    "aten._unsafe_view.default": reshape,
+    "aten.as_strided.default": as_strided,
+    "aten.alias.default": alias,
+    "aten.clone.default": alias,
+    "aten.lift_fresh_copy.default": alias,
+    "aten.detach.default": alias,
+    "aten.t.default": lambda x: permute(x, list(reversed(range(len(x.shape))))),
+    "aten.transpose.int": lambda x, a, b: permute(x, _swapped(len(x.shape), a, b)),
+    "aten.numpy_T.default": lambda x: permute(x, list(reversed(range(len(x.shape))))),
+}
+
+
+def _swapped(rank: int, a: int, b: int) -> list[int]:
+    dims = list(range(rank))
+    a, b = norm_dim(a, rank), norm_dim(b, rank)
+    dims[a], dims[b] = dims[b], dims[a]
+    return dims
