@@ -8,6 +8,7 @@ import os
 import torch
 
 from ir_text import TircError
+from lowering import extern_ops, fallback_ops
 
 from .compiler import capture_program, compile_module, parse_dump_after
 from .dumps import DumpWriter
@@ -37,6 +38,16 @@ class CompiledProgram:
     @property
     def code(self) -> str:
         return self.compiled.code
+
+    @property
+    def fallback_ops(self) -> tuple[str, ...]:
+        """ATen ops that run as extern calls because tirc has no lowering for them."""
+        return fallback_ops(self.compiled.module)
+
+    @property
+    def extern_ops(self) -> tuple[str, ...]:
+        """Every ATen op called as an extern (fallbacks, and matmul/convolution by design)."""
+        return extern_ops(self.compiled.module)
 
     def __call__(self, *inputs):
         with torch.no_grad():
