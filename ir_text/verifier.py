@@ -69,19 +69,20 @@ def verify(module: Module) -> Module:
 
 def _check_updates(m: Module) -> None:
     inputs = {id(i.value) for i in m.inputs}
+    line, col = m.outputs_pos or (None, None)
     seen: set[int] = set()
     for target, value in m.updates:
-        where = m.outputs_pos
         if id(target) not in inputs:
-            raise TircError("'update' names a value that is not an input", *(where or (None, None)))
+            raise TircError("'update' names a value that is not an input", line=line, col=col)
         if id(target) in seen:
-            raise TircError("an input is updated twice", *(where or (None, None)))
+            raise TircError("an input is updated twice", line=line, col=col)
         seen.add(id(target))
         a, b = target.type, value.type
         if (a.dtype, tuple(a.shape)) != (b.dtype, tuple(b.shape)):
             raise TircError(
                 f"'update' of a {a.dtype}{list(a.shape)} input with a {b.dtype}{list(b.shape)} value",
-                *(where or (None, None)),
+                line=line,
+                col=col,
             )
 
 
