@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: demo test acceptance fuzz lint format clean
+.PHONY: demo test acceptance acceptance-lowering fuzz opinfo lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -43,3 +43,11 @@ format: $(STAMP)
 
 clean:
 	rm -rf $(DEMO_DIR) $(DEMO_DIR)-triton .pytest_cache
+
+# The benchmark-convention corpus (tests/acceptance/problems), cpp backend, against eager (minutes).
+acceptance-lowering: $(STAMP)
+	$(PY) tests/acceptance/lowering.py
+
+# Every float32 OpInfo op through the cpp backend against eager; writes docs/ops.md (minutes).
+opinfo: $(STAMP)
+	$(PY) -m tests.opinfo.sweep --write docs/ops.md

@@ -1,16 +1,31 @@
-"""Triton kernels: a 1-D pointwise kernel per fused kernel over the flattened
-iteration space; loop variables are recovered with // and %. The same source
-runs on NVIDIA GPUs and, with TRITON_INTERPRET=1, on the CPU.
+"""Triton kernels, one per fused kernel, in the shape its plan needs:
 
+- pointwise: a 1-D block over the flattened iteration space; loop variables
+  are recovered from `xindex` with // and %.
+- reduction: a 2-D tile of output elements (XBLOCK) by reduction lanes
+  (RBLOCK). A loop walks the reduction in chunks of RBLOCK, each lane keeping
+  its own partial result; the lanes of a row are combined after the loop (as
+  Inductor's looped reductions), and the epilogue runs on an [XBLOCK, 1] column.
+- scan: a 2-D tile of rows (every element but the scanned dimension) by RBLOCK
+  positions along it; each chunk is scanned with tl.cumsum/tl.cumprod and the
+  running total is carried to the next chunk.
+
+The same source runs on NVIDIA GPUs and, with TRITON_INTERPRET=1, on the CPU.
 Only `triton.language` core functions are used (libdevice does not run under
 the interpreter), so functions it lacks are spelled with identities.
 """
 
 from __future__ import annotations
 
-from ir_text import IndexStyle, render_index
+import re
+from dataclasses import dataclass
 
-from .kernel_plan import Compute, KernelPlan, Load, Store
+import sympy
+import torch
+
+from ir_text import FloorDiv, IndexStyle, Mod, render_index, to_torch
+
+from .kernel_plan import Compute, KernelPlan, Load, Reduce, Scan, Store
 
 TL_TYPES = {
     "b8": "tl.int1",
@@ -25,8 +40,18 @@ TL_TYPES = {
     "f64": "tl.float64",
 }
 
-TRITON_INDEX = IndexStyle(floordiv="({} // {})", mod="({} % {})")
+# render_index leaves operands bare (`13*i2 + 15`), so the infix operators parenthesize them.
+TRITON_INDEX = IndexStyle(
+    floordiv="(({}) // ({}))", mod="(({}) % ({}))", min="tl.minimum({}, {})", max="tl.maximum({}, {})"
+)
+# Triton's integer // and % truncate toward zero, as C's do; an index whose
+# dividend may be negative uses the helpers that round as Python does.
+SIGNED_INDEX = IndexStyle(
+    floordiv="_floordiv({}, {})", mod="_remainder({}, {})", min="tl.minimum({}, {})", max="tl.maximum({}, {})"
+)
 XBLOCK_MAX = 1024
+RBLOCK_MAX = 1024
+TILE_MAX = 4096  # XBLOCK * RBLOCK of reduction and scan kernels
 
 _NAN = "tl.PropagateNan.ALL"
 _OPS = {
@@ -90,9 +115,11 @@ _OPS = {
 # integers, and bool arithmetic is logic (int1 addition would wrap).
 _INT_OPS = {"floor": "{0}", "ceil": "{0}", "trunc": "{0}", "round": "{0}"}
 _BOOL_OPS = {"add": "({0} | {1})", "mul": "({0} & {1})", "maximum": "({0} | {1})", "minimum": "({0} & {1})"}
-SUPPORTED_OPS = frozenset(_OPS) | {"load", "store", "constant"}
+SUPPORTED_OPS = frozenset(_OPS) | {"load", "store", "constant", "index", "indirect", "reduce", "scan"}
 
 # Helpers for ops triton.language lacks; emitted once per module, when used.
+# A dtype branch is an if/else with one return: compiled Triton (unlike the
+# interpreter) still builds the code after an early return in a constexpr if.
 HELPERS = {
     "_round_half_even": """
 @triton.jit
@@ -106,17 +133,21 @@ def _round_half_even(x):
 @triton.jit
 def _floordiv(a, b):
     if a.dtype.is_floating():
-        return tl.floor(a / b)
-    q = a // b
-    return tl.where(((a % b) != 0) & ((a < 0) != (b < 0)), q - 1, q)
+        q = tl.floor(a / b)
+    else:
+        q = a // b
+        q = tl.where(((a % b) != 0) & ((a < 0) != (b < 0)), q - 1, q)
+    return q
 """,
     "_remainder": """
 @triton.jit
 def _remainder(a, b):
     if a.dtype.is_floating():
-        return a - b * tl.floor(a / b)
-    r = a % b
-    return tl.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+        r = a - b * tl.floor(a / b)
+    else:
+        r = a % b
+        r = tl.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+    return r
 """,
     "_pow": """
 @triton.jit
@@ -128,20 +159,21 @@ def _pow(a, b):
         neg = tl.where(b_int, tl.where(b_odd, -mag, mag), float("nan"))
         zero = tl.where(b == 0, 1.0, tl.where(b > 0, 0.0, float("inf")))
         out = tl.where(a > 0, mag, tl.where(a == 0, zero, neg))
-        return tl.where(b == 0, 1.0, out)
-    # Integers: square and multiply, wrapping as PyTorch does; a negative
-    # exponent gives 0 except for bases 1 and -1.
-    acc = tl.full(a.shape, 1, a.dtype)
-    base = a
-    e = tl.where(b < 0, 0, b)
-    for _ in tl.static_range(63):
-        acc = tl.where((e & 1) != 0, acc * base, acc)
-        base = base * base
-        e = e >> 1
-    if a.dtype.is_int_signed():
-        odd = (b & 1) != 0
-        negative = tl.where(a == 1, 1, tl.where(a == -1, tl.where(odd, -1, 1), 0)).to(a.dtype)
-        acc = tl.where(b < 0, negative, acc)
+        acc = tl.where(b == 0, 1.0, out)
+    else:
+        # Integers: square and multiply, wrapping as PyTorch does; a negative
+        # exponent gives 0 except for bases 1 and -1.
+        acc = tl.full(a.shape, 1, a.dtype)
+        base = a
+        e = tl.where(b < 0, 0, b)
+        for _ in tl.static_range(63):
+            acc = tl.where((e & 1) != 0, acc * base, acc)
+            base = base * base
+            e = e >> 1
+        if a.dtype.is_int_signed():
+            odd = (b & 1) != 0
+            negative = tl.where(a == 1, 1, tl.where(a == -1, tl.where(odd, -1, 1), 0)).to(a.dtype)
+            acc = tl.where(b < 0, negative, acc)
     return acc
 """,
     "_atan": """
@@ -184,10 +216,92 @@ def _to_bf16(x):
     rounded = u.to(tl.float32, bitcast=True)
     return tl.where(x != x, x, rounded).to(tl.bfloat16)
 """
-_HELPER_DEPS = {"_asin": ("_atan",), "_atan2": ("_atan",)}
+# Row reductions of a 2-D tile (along axis 1), for the end of a reduction loop.
+HELPERS["_mul"] = """
+@triton.jit
+def _mul(a, b):
+    return a * b
+"""
+HELPERS["_max_rows"] = """
+@triton.jit
+def _max_rows(x):
+    # tl.max drops NaNs (the interpreter's nanmax, the GPU's maxnum); torch.amax keeps them.
+    m = tl.max(x, 1)
+    if x.dtype.is_floating():
+        m = tl.where(tl.max((x != x).to(tl.int8), 1) != 0, float("nan"), m)
+    return m
+"""
+HELPERS["_min_rows"] = """
+@triton.jit
+def _min_rows(x):
+    m = tl.min(x, 1)
+    if x.dtype.is_floating():
+        m = tl.where(tl.max((x != x).to(tl.int8), 1) != 0, float("nan"), m)
+    return m
+"""
+# Each lane holds its best value and the first index holding it; a row's
+# result is the smallest index among the lanes that hold the row's best value
+# (a NaN above all), so ties and NaNs resolve to the first, as in ATen. Two
+# plain reductions rather than a tuple tl.reduce, which the interpreter runs
+# element by element.
+HELPERS["_argmax_rows"] = """
+@triton.jit
+def _argmax_rows(value, index):
+    best = _max_rows(value)[:, None]
+    hit = (value == best) | ((value != value) & (best != best))
+    return tl.min(tl.where(hit, index, 9223372036854775807), 1)
+"""
+HELPERS["_argmin_rows"] = """
+@triton.jit
+def _argmin_rows(value, index):
+    best = _min_rows(value)[:, None]
+    hit = (value == best) | ((value != value) & (best != best))
+    return tl.min(tl.where(hit, index, 9223372036854775807), 1)
+"""
+HELPERS["_last_column"] = """
+@triton.jit
+def _last_column(x):
+    last = tl.arange(0, x.shape[1])[None, :] == x.shape[1] - 1
+    return tl.sum(tl.where(last, x, 0), 1)[:, None]
+"""
+_HELPER_DEPS = {
+    "_asin": ("_atan",),
+    "_atan2": ("_atan",),
+    "_argmax_rows": ("_max_rows",),
+    "_argmin_rows": ("_min_rows",),
+}
+
+# Per-lane accumulation of a reduction and the combination of a row's lanes
+# after the loop; {acc} is the lane accumulator, {v} this chunk's value.
+_ACCUMULATE = {
+    "sum": "{acc} + {v}",
+    "prod": "{acc} * {v}",
+    "max": "tl.maximum({acc}, {v}, propagate_nan=" + _NAN + ")",
+    "min": "tl.minimum({acc}, {v}, propagate_nan=" + _NAN + ")",
+    "any": "{acc} | ({v} != 0)",
+    "all": "{acc} & ({v} != 0)",
+}
+# argmax/argmin: a strictly better value (or a first NaN) replaces the lane's
+# pair; lanes see their indices in increasing order, so a tie keeps the first.
+_BETTER = {
+    "argmax": "({v} > {acc}) | (({v} != {v}) & ({acc} == {acc}))",
+    "argmin": "({v} < {acc}) | (({v} != {v}) & ({acc} == {acc}))",
+}
+_COMBINE_LANES = {
+    "sum": "tl.sum({acc}, 1)",
+    "prod": "tl.reduce({acc}, 1, _mul)",
+    "max": "_max_rows({acc})",
+    "min": "_min_rows({acc})",
+    "any": "(tl.max({acc}.to(tl.int8), 1) != 0)",
+    "all": "(tl.min({acc}.to(tl.int8), 1) != 0)",
+    "argmax": "_argmax_rows({acc}, {acc}_index)",
+    "argmin": "_argmin_rows({acc}, {acc}_index)",
+}
+_CUMULATIVE = {"sum": "tl.cumsum", "prod": "tl.cumprod"}
+_CARRY = {"sum": "{carry} + {scan}", "prod": "{carry} * {scan}"}
 
 
-def _literal(value, dtype: str) -> str:
+def _full(shape: str, value, dtype: str) -> str:
     if dtype == "b8":
         value = 1 if value else 0
     elif isinstance(value, float):
@@ -197,76 +311,297 @@ def _literal(value, dtype: str) -> str:
             value = 'float("inf")' if value > 0 else 'float("-inf")'
         else:
             value = repr(value)
-    return f"tl.full([XBLOCK], {value}, {TL_TYPES[dtype]})"
+    return f"tl.full({shape}, {value}, {TL_TYPES[dtype]})"
 
 
-def _expr(stmt: Compute) -> str:
-    if stmt.op == "constant":
-        return _literal(dict(stmt.attrs)["value"], stmt.dtype)
-    if stmt.op == "to_dtype" and stmt.dtype == "bf16":
-        return f"_to_bf16({stmt.args[0]})"
-    template = _OPS[stmt.op]
-    if stmt.dtype == "b8":
-        template = _BOOL_OPS.get(stmt.op, template)
-    elif not stmt.dtype.startswith(("f", "bf")):
-        template = _INT_OPS.get(stmt.op, template)
-    return template.format(*stmt.args, dtype=TL_TYPES[stmt.dtype])
+def _identity(kind: str, dtype: str):
+    """The value a lane (or a scan's carry) starts from, which masked lanes keep."""
+    if kind in ("sum", "any"):
+        return 0
+    if kind in ("prod", "all"):
+        return 1
+    largest = kind in ("min", "argmin")
+    if dtype in ("f16", "bf16", "f32", "f64"):
+        return float("inf") if largest else float("-inf")
+    info = torch.iinfo(to_torch(dtype))
+    return info.max if largest else info.min
+
+
+@dataclass(frozen=True)
+class _Tile:
+    """Where statements run: the block's shape, the mask of its live lanes, and
+    the loop variables that vary along each of its axes."""
+
+    shape: str
+    mask: str
+    axes: tuple[frozenset[str], ...]
+
+
+class _Kernel:
+    """Renders one plan's statements onto tiles."""
+
+    def __init__(self, plan: KernelPlan):
+        self.plan = plan
+        self.ranges = {f"i{k}": s for k, s in enumerate(plan.ranges)}
+        self.ranges.update({f"r{k}": s for k, s in enumerate(plan.reduction)})
+        for stmt in plan.statements:
+            if isinstance(stmt, Compute) and stmt.op == "indirect":
+                self.ranges[stmt.var] = dict(stmt.attrs)["size"]
+        self.index_type = "tl.int64" if self._largest_index() >= 2**31 else "tl.int32"
+
+    def _largest_index(self) -> int:
+        # Flat indices run up to a block past their extent; masked lanes may
+        # overflow harmlessly, so only live lanes' offsets count.
+        largest = max(_numel(self.plan.ranges), _numel(self.plan.reduction)) + TILE_MAX
+        for stmt in self.plan.statements:
+            if isinstance(stmt, (Load, Store)):
+                largest = max(largest, _magnitude(sympy.sympify(stmt.index), self.ranges))
+            elif isinstance(stmt, Compute) and stmt.op == "index":
+                largest = max(largest, _magnitude(dict(stmt.attrs)["index"], self.ranges))
+        return largest
+
+    def header(self, sizes: list[str], blocks: list[str]) -> list[str]:
+        params = [f"p_{name}" for name, _ in self.plan.params] + sizes
+        params += [f"{block}: tl.constexpr" for block in blocks]
+        return [
+            "@triton.jit",
+            f"def {self.plan.name}({', '.join(params)}):",
+            f"    # {', '.join(self.plan.nodes)}",
+        ]
+
+    def xindex(self, suffix: str) -> list[str]:
+        pid = "tl.program_id(0)" if self.index_type == "tl.int32" else "tl.program_id(0).to(tl.int64)"
+        return [f"    xindex = {pid} * XBLOCK + tl.arange(0, XBLOCK){suffix}", "    xmask = xindex < xnumel"]
+
+    def rindex(self) -> list[str]:
+        lanes = "tl.arange(0, RBLOCK)[None, :]"
+        if self.index_type != "tl.int32":
+            lanes += ".to(tl.int64)"
+        return [
+            f"        rindex = roffset + {lanes}",
+            "        rmask = rindex < rnumel",
+            "        mask = xmask & rmask",
+        ]
+
+    def statement(self, stmt, tile: _Tile) -> str:
+        if isinstance(stmt, Load):
+            return f"{stmt.var} = tl.load(p_{stmt.source} + {self.offset(stmt.index, tile)}, {tile.mask}, other=0)"
+        if isinstance(stmt, Store):
+            return f"tl.store(p_{stmt.target} + {self.offset(stmt.index, tile)}, {stmt.var}, {tile.mask})"
+        return f"{stmt.var} = {self.expr(stmt, tile)}"
+
+    def expr(self, stmt: Compute, tile: _Tile) -> str:
+        attrs = dict(stmt.attrs)
+        if stmt.op == "constant":
+            return _full(tile.shape, attrs["value"], stmt.dtype)
+        if stmt.op == "index":
+            return f"tl.zeros({tile.shape}, tl.int64) + ({self.index(attrs['index'])})"
+        if stmt.op == "indirect":
+            arg = stmt.args[0]
+            return f"tl.where({arg} < 0, {arg} + {attrs['size']}, {arg}).to(tl.int64)"
+        if stmt.op == "to_dtype" and stmt.dtype == "bf16":
+            return f"_to_bf16({stmt.args[0]})"
+        template = _OPS[stmt.op]
+        if stmt.dtype == "b8":
+            template = _BOOL_OPS.get(stmt.op, template)
+        elif not stmt.dtype.startswith(("f", "bf")):
+            template = _INT_OPS.get(stmt.op, template)
+        return template.format(*stmt.args, dtype=TL_TYPES[stmt.dtype])
+
+    def index(self, expr) -> str:
+        expr = sympy.sympify(expr)
+        signed = any(not _nonnegative(d.args[0]) for d in expr.atoms(FloorDiv, Mod))
+        return render_index(expr, SIGNED_INDEX if signed else TRITON_INDEX)
+
+    def offset(self, expr, tile: _Tile) -> str:
+        """The index as offsets of the tile's shape: pointers must have the
+        shape of the mask, so an index not varying along every axis is broadcast."""
+        names = {s.name for s in sympy.sympify(expr).free_symbols}
+        text = self.index(expr)
+        # Indirect indices are loaded values, which have the tile's shape.
+        if any(n.startswith("ind") for n in names) or all(names & axis for axis in tile.axes):
+            return f"({text})"
+        return f"(tl.zeros({tile.shape}, {self.index_type}) + {text})"
+
+
+def _nonnegative(expr) -> bool:
+    """Whether an index expression is >= 0 for all values of its variables
+    (loop variables and indirect indices are; IR divisors are positive)."""
+    if expr.is_Integer:
+        return expr >= 0
+    if expr.is_Symbol or isinstance(expr, Mod):
+        return True
+    compound = (sympy.Add, sympy.Mul, sympy.Pow, FloorDiv, sympy.Min, sympy.Max)
+    return isinstance(expr, compound) and all(_nonnegative(a) for a in expr.args)
+
+
+def _magnitude(expr, ranges: dict[str, int]) -> int:
+    """An upper bound of |expr| over the loop ranges."""
+    if expr.is_Integer:
+        return abs(int(expr))
+    if expr.is_Symbol:
+        return ranges[expr.name]
+    if isinstance(expr, Mod):
+        return _magnitude(expr.args[1], ranges)
+    parts = [_magnitude(a, ranges) for a in expr.args]
+    if isinstance(expr, sympy.Mul):
+        return _numel(parts)
+    if isinstance(expr, sympy.Pow):
+        return parts[0] ** parts[1]
+    if isinstance(expr, sympy.Add):
+        return sum(parts)
+    return max(parts)  # floordiv, min, max
+
+
+def _unflatten(flat: str, variables: list[tuple[str, int]], pad: str) -> list[str]:
+    """Row-major loop variables from a flat index (the last varies fastest)."""
+    lines = []
+    for k in range(len(variables) - 1, -1, -1):
+        name, size = variables[k]
+        if k == 0:
+            lines.append(f"{pad}{name} = {flat}")
+        else:
+            lines.append(f"{pad}{name} = {flat} % {size}")
+            flat = f"({flat} // {size})"
+    return lines
+
+
+def _numel(sizes) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+def _names(variables) -> frozenset[str]:
+    return frozenset(name for name, _ in variables)
+
+
+def render_kernel(plan: KernelPlan) -> str:
+    kernel = _Kernel(plan)
+    inner = _inner_statement(plan)
+    if isinstance(inner, Reduce):
+        lines = _reduction_kernel(kernel, inner)
+    elif isinstance(inner, Scan):
+        lines = _scan_kernel(kernel, inner)
+    else:
+        lines = _pointwise_kernel(kernel)
+    return "\n".join(lines)
+
+
+def _inner_statement(plan: KernelPlan):
+    """The kernel's reduction or scan (a kernel holds at most one), or None."""
+    return next((s for s in plan.statements if isinstance(s, (Reduce, Scan))), None)
+
+
+def _pointwise_kernel(kernel: _Kernel) -> list[str]:
+    variables = [(f"i{k}", s) for k, s in enumerate(kernel.plan.ranges)]
+    tile = _Tile("[XBLOCK]", "xmask", (_names(variables),))
+    lines = kernel.header(["xnumel"], ["XBLOCK"]) + kernel.xindex("")
+    lines += _unflatten("xindex", variables, "    ")
+    lines += ["    " + kernel.statement(s, tile) for s in kernel.plan.statements]
+    return lines
+
+
+def _reduction_kernel(kernel: _Kernel, reduce: Reduce) -> list[str]:
+    plan = kernel.plan
+    cut = plan.statements.index(reduce)
+    outputs = [(f"i{k}", s) for k, s in enumerate(plan.ranges)]
+    reduced = [(f"r{k}", s) for k, s in enumerate(plan.reduction)]
+    loop = _Tile("[XBLOCK, RBLOCK]", "mask", (_names(outputs), _names(reduced)))
+    column = _Tile("[XBLOCK, 1]", "xmask", (_names(outputs),))
+    kind, acc_dtype, value = reduce.kind, reduce.arg_dtype, reduce.arg
+    if acc_dtype == "b8":
+        # On booleans max and min are any and all; arg-reductions compare int8.
+        kind = {"max": "any", "min": "all"}.get(kind, kind)
+        if kind in _BETTER:
+            acc_dtype, value = "i8", f"{value}.to(tl.int8)"
+    acc = f"acc_{reduce.var}"
+    lines = kernel.header(["xnumel", "rnumel"], ["XBLOCK", "RBLOCK"]) + kernel.xindex("[:, None]")
+    lines += _unflatten("xindex", outputs, "    ")
+    lines.append(f"    {acc} = {_full(loop.shape, _identity(kind, acc_dtype), acc_dtype)}")
+    if kind in _BETTER:
+        # Index 0 with the identity is right when no lane finds better: then
+        # every element is the identity (or there are none), and the first is 0.
+        lines.append(f"    {acc}_index = tl.zeros({loop.shape}, tl.int64)")
+    lines.append("    for roffset in range(0, rnumel, RBLOCK):")
+    lines += kernel.rindex()
+    lines += _unflatten("rindex", reduced, "        ")
+    lines += ["        " + kernel.statement(s, loop) for s in plan.statements[:cut]]
+    if kind in _BETTER:
+        lines += [
+            f"        take = mask & ({_BETTER[kind].format(acc=acc, v=value)})",
+            f"        {acc}_index = tl.where(take, rindex, {acc}_index)",
+            f"        {acc} = tl.where(take, {value}, {acc})",
+        ]
+    else:
+        lines.append(f"        {acc} = tl.where(mask, {_ACCUMULATE[kind].format(acc=acc, v=value)}, {acc})")
+    lanes = _COMBINE_LANES[kind].format(acc=acc)
+    lines.append(f"    {reduce.var} = {lanes}[:, None].to({TL_TYPES[reduce.dtype]})")
+    lines += ["    " + kernel.statement(s, column) for s in plan.statements[cut + 1 :]]
+    return lines
+
+
+def _scan_kernel(kernel: _Kernel, scan: Scan) -> list[str]:
+    plan = kernel.plan
+    rows = [(f"i{k}", s) for k, s in enumerate(plan.ranges) if k != scan.dim]
+    tile = _Tile("[XBLOCK, RBLOCK]", "mask", (_names(rows), frozenset({f"i{scan.dim}"})))
+    carry, dtype = f"carry_{scan.var}", TL_TYPES[scan.dtype]
+    lines = kernel.header(["xnumel", "rnumel"], ["XBLOCK", "RBLOCK"]) + kernel.xindex("[:, None]")
+    lines += _unflatten("xindex", rows, "    ")
+    lines.append(f"    {carry} = {_full('[XBLOCK, 1]', _identity(scan.kind, scan.dtype), scan.dtype)}")
+    lines.append("    for roffset in range(0, rnumel, RBLOCK):")
+    lines += kernel.rindex()
+    lines.append(f"        i{scan.dim} = rindex")
+    for stmt in plan.statements:
+        if stmt is not scan:
+            lines.append("        " + kernel.statement(stmt, tile))
+            continue
+        # Lanes past the end come after every live one, so they cannot change
+        # a live result; the carry is the last lane, live in all but the last chunk.
+        chunk = f"{_CUMULATIVE[scan.kind]}({scan.arg}, 1).to({dtype})"
+        lines.append(f"        {scan.var} = {_CARRY[scan.kind].format(carry=carry, scan=chunk)}")
+        lines.append(f"        {carry} = _last_column({scan.var}).to({dtype})")
+    return lines
 
 
 def helpers_used(plans: list[KernelPlan]) -> list[str]:
-    used = set()
-    for plan in plans:
-        for stmt in plan.statements:
-            if isinstance(stmt, Compute) and stmt.op != "constant":
-                used.update(h for h in HELPERS if h + "(" in _expr(stmt))
+    text = "\n".join(render_kernel(p) for p in plans)
+    used = {h for h in HELPERS if re.search(rf"\b{h}\b", text)}
     for h in list(used):
         used.update(_HELPER_DEPS.get(h, ()))
     return [HELPERS[h].strip() for h in HELPERS if h in used]
 
 
-def render_kernel(plan: KernelPlan) -> str:
-    params = [f"p_{name}" for name, _ in plan.params]
-    numel = 1
-    for s in plan.ranges:
-        numel *= s
-    lines = [
-        "@triton.jit",
-        f"def {plan.name}({', '.join(params)}, xnumel, XBLOCK: tl.constexpr):",
-        f"    # {', '.join(plan.nodes)}",
-        "    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)",
-    ]
-    if numel >= 2**31:
-        lines.append("    xindex = xindex.to(tl.int64)")
-    lines.append("    xmask = xindex < xnumel")
-    rest = "xindex"
-    for k in range(len(plan.ranges) - 1, -1, -1):
-        size = plan.ranges[k]
-        if k == 0:
-            lines.append(f"    i{k} = {rest}")
-        else:
-            lines.append(f"    i{k} = {rest} % {size}")
-            rest = f"({rest} // {size})"
-    for stmt in plan.statements:
-        if isinstance(stmt, Load):
-            lines.append(f"    {stmt.var} = tl.load(p_{stmt.source} + {_block_index(stmt.index)}, xmask)")
-        elif isinstance(stmt, Compute):
-            lines.append(f"    {stmt.var} = {_expr(stmt)}")
-        elif isinstance(stmt, Store):
-            index = _block_index(stmt.index)
-            lines.append(f"    tl.store(p_{stmt.target} + {index}, {stmt.var}, xmask)")
-    return "\n".join(lines)
+@dataclass(frozen=True)
+class LaunchConfig:
+    """How `call` launches a kernel: cdiv(xnumel, XBLOCK) programs; reduction
+    and scan kernels also take their inner extent, walked RBLOCK at a time."""
+
+    xnumel: int
+    xblock: int
+    rnumel: int | None = None
+    rblock: int | None = None
 
 
-def _block_index(index) -> str:
-    """The index as a block of offsets (a constant index is broadcast over the block)."""
-    text = render_index(index, TRITON_INDEX)
-    if not getattr(index, "free_symbols", None):
-        return f"({text} + xindex * 0)"
-    return f"({text})"
+def launch_config(plan: KernelPlan) -> LaunchConfig:
+    inner = _inner_statement(plan)
+    if inner is None:
+        numel = _numel(plan.ranges)
+        return LaunchConfig(numel, max(16, _power_of_two(numel, XBLOCK_MAX)))
+    if isinstance(inner, Reduce):
+        xnumel, rnumel = _numel(plan.ranges), _numel(plan.reduction)
+    else:
+        rnumel = plan.ranges[inner.dim]
+        xnumel = _numel(s for k, s in enumerate(plan.ranges) if k != inner.dim)
+    rblock = _power_of_two(rnumel, RBLOCK_MAX)
+    xblock = _power_of_two(xnumel, min(XBLOCK_MAX, TILE_MAX // rblock))
+    return LaunchConfig(xnumel, xblock, rnumel, rblock)
 
 
-def block_size(numel: int) -> int:
-    block = 16
-    while block < numel and block < XBLOCK_MAX:
+def _power_of_two(n: int, limit: int) -> int:
+    """The smallest power of two covering n, at most `limit`."""
+    block = 1
+    while block < n and block < limit:
         block *= 2
     return block

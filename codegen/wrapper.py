@@ -141,12 +141,12 @@ def _extern_call(node, line, ids) -> list[str]:
 def _launch(plan, args: list[str], backend: str) -> str:
     if backend == "cpp":
         return f"{plan.name}({', '.join(a + '.data_ptr()' for a in args)})"
-    numel = 1
-    for s in plan.ranges:
-        numel *= s
-    block = triton.block_size(numel)
-    grid = f"(triton.cdiv({numel}, {block}),)"
-    return f"{plan.name}[{grid}]({', '.join(args)}, {numel}, XBLOCK={block})"
+    config = triton.launch_config(plan)
+    grid = f"(triton.cdiv({config.xnumel}, {config.xblock}),)"
+    if config.rnumel is None:
+        return f"{plan.name}[{grid}]({', '.join(args)}, {config.xnumel}, XBLOCK={config.xblock})"
+    sizes = f"{config.xnumel}, {config.rnumel}, XBLOCK={config.xblock}, RBLOCK={config.rblock}"
+    return f"{plan.name}[{grid}]({', '.join(args)}, {sizes})"
 
 
 def _benchmark(module: Module, ids) -> list[str]:

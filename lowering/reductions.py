@@ -74,9 +74,12 @@ def _mean(ctx, op, x, dim=None, keepdim=False, dtype=None):
 
 
 def _minmax(kind):
+    # On bools, max is any and min is all.
+    bool_kind = {"max": "any", "min": "all"}[kind]
+
     def rule(ctx, op, x, dim=(), keepdim=False):
         if x.dtype == "b8":
-            raise NotLowerable("max/min of bool")
+            return reduction(ctx, x, _dims(x, dim), keepdim, "b8", bool_kind, acc="b8")
         return reduction(ctx, x, _dims(x, dim), keepdim, _out(op), kind)
 
     return rule

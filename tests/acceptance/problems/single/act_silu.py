@@ -1,0 +1,20 @@
+"""SiLU (swish) activation, elementwise."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.nn.functional.silu(x)
+
+
+def get_inputs():
+    return [torch.randn(16, 1000)]
+
+
+def get_init_inputs():
+    return []

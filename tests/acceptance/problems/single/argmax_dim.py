@@ -1,0 +1,20 @@
+"""Argmax over a dimension (int64 result)."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.argmax(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(8, 129, 37)]
+
+
+def get_init_inputs():
+    return []

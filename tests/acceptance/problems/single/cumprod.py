@@ -1,0 +1,20 @@
+"""Cumulative product along a short dimension."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.cumprod(x, dim=1)
+
+
+def get_inputs():
+    return [torch.rand(8, 20) + 0.5]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,20 @@
+"""Cumulative sum along a dimension."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.cumsum(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(8, 129)]
+
+
+def get_init_inputs():
+    return []

@@ -1,0 +1,20 @@
+"""L2 normalisation of each row."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x / torch.norm(x, p=2, dim=1, keepdim=True)
+
+
+def get_inputs():
+    return [torch.randn(16, 1000)]
+
+
+def get_init_inputs():
+    return []

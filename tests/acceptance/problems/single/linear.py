@@ -1,0 +1,21 @@
+"""nn.Linear with bias."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.fc = nn.Linear(in_features, out_features)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def get_inputs():
+    return [torch.randn(8, 129)]
+
+
+def get_init_inputs():
+    return [129, 65]

@@ -1,0 +1,20 @@
+"""LogSoftmax over dimension 1."""
+
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.log_softmax(x, dim=1)
+
+
+def get_inputs():
+    return [torch.randn(16, 129)]
+
+
+def get_init_inputs():
+    return []
