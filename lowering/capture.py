@@ -1,9 +1,13 @@
 """Capture: a callable and example inputs -> a capture-stage Module of core ATen ops.
 
-make_fx traces with the core-ATen decomposition table (functional, no
-in-place ops); parameters and buffers of a module are lifted to inputs so the
-dump is self-contained. Every op keeps the user's source line from the FX
-stack trace.
+Two front ends meet in one FX-graph converter (`_convert`):
+- make_fx traces a function or nn.Module with the core-ATen decomposition
+  table, functionalized (no in-place ops); a module's parameters and buffers
+  are lifted to inputs so the dump is self-contained;
+- a torch.export program (`ExportedProgram`, e.g. from a `.pt2` file) is
+  decomposed with the same table; its graph signature names the lifted
+  parameters, buffers and constants, the input mutations and the user outputs.
+Every op keeps the user's source line from the FX stack trace.
 """
 
 from __future__ import annotations
@@ -13,8 +17,11 @@ import operator
 import os
 import re
 import types
+import warnings
+from dataclasses import dataclass, field
 
 import torch
+from torch.export.graph_signature import InputKind, OutputKind
 from torch.fx.experimental.proxy_tensor import make_fx
 
 from ir_text import (
@@ -39,6 +46,7 @@ _ENUM_NAMES = {
     torch.channels_last: "channels_last",
 }
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_TORCH_DIR = os.path.dirname(os.path.realpath(torch.__file__))
 
 
 def _decompositions():
@@ -66,7 +74,19 @@ def _decompositions():
         aten.std.correction,
         aten.logsumexp,
     ]
-    return {**core_aten_decompositions(), **get_decompositions(extra)}
+    table = {**core_aten_decompositions(), **get_decompositions(extra)}
+    table[aten._native_batch_norm_legit_no_training.default] = _batch_norm_inference
+    return table
+
+
+def _batch_norm_inference(input, weight, bias, running_mean, running_var, momentum, eps):
+    """Inference batch norm as native_batch_norm with training=False, which the
+    table decomposes into pointwise ops. torch's own decomposition goes through
+    the in-place `_native_batch_norm_legit`, which torch.export's
+    run_decompositions rejects (its graph must stay functional)."""
+    return torch.ops.aten.native_batch_norm.default(
+        input, weight, bias, running_mean, running_var, False, momentum, eps
+    )
 
 
 def input_names(fn, module: torch.nn.Module | None, count: int) -> list[str]:
@@ -91,25 +111,25 @@ def _sanitize(name: str) -> str:
     return name
 
 
+def _check_tensors(inputs, what: str = "input") -> None:
+    for k, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor):
+            raise TircError(f"{what} {k} is a {type(x).__name__}; tirc takes tensor inputs")
+
+
 def capture(fn, example_inputs, source: str, source_path: str | None, options_pairs):
-    """Trace `fn` (a function or nn.Module) on `example_inputs` into a capture Module.
+    """Trace `fn` (a function, an nn.Module or a torch.export ExportedProgram)
+    on `example_inputs` into a capture Module.
 
     Returns (module, lifted, out_spec): the module, the (name, tensor) pairs of
     parameters and buffers that lead its inputs, and the pytree spec that
     rebuilds the program's output structure from the flat outputs.
     """
+    if isinstance(fn, torch.export.ExportedProgram):
+        return capture_exported(fn, example_inputs, source, options_pairs)
     module = fn if isinstance(fn, torch.nn.Module) else None
     example_inputs = list(example_inputs)
-    for k, x in enumerate(example_inputs):
-        if not isinstance(x, torch.Tensor):
-            raise TircError(f"input {k} is a {type(x).__name__}; tirc takes tensor inputs")
-    # make_fx maps one tensor object to one placeholder: the same tensor passed
-    # twice must trace as two inputs, so later copies are traced as clones.
-    seen: set[int] = set()
-    for k, x in enumerate(example_inputs):
-        if id(x) in seen:
-            example_inputs[k] = x.clone()
-        seen.add(id(x))
+    _check_tensors(example_inputs)
     names = input_names(fn, module, len(example_inputs))
     lifted: list[tuple[str, torch.Tensor]] = []
     if module is not None:
@@ -119,6 +139,11 @@ def capture(fn, example_inputs, source: str, source_path: str | None, options_pa
         all_names = [n for n, _ in lifted] + names
     else:
         flat_fn, all_inputs, all_names = _as_forward(fn), example_inputs, names
+    # make_fx runs the program on the tensors it traces, updates included, and
+    # maps one tensor object to one placeholder: tracing on copies leaves the
+    # caller's tensors (and the module's buffers) as they were, and traces the
+    # same tensor passed twice as two inputs.
+    all_inputs = [_copy(x) for x in all_inputs]
     specs = []
 
     def flat_outputs(*args):
@@ -138,8 +163,90 @@ def capture(fn, example_inputs, source: str, source_path: str | None, options_pa
         raise
     except Exception as err:
         raise TircError(f"tracing failed: {type(err).__name__}: {_first_line(err)}") from None
-    module_ir = _to_module(gm, all_inputs, all_names, source, source_path, options_pairs)
-    return module_ir, lifted, specs[-1]
+    graph = _convert(gm, all_inputs, all_names, _source_locator(source, source_path))
+    return graph.module(source, options_pairs), lifted, specs[-1]
+
+
+_STATE_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+_MUTATION_KINDS = (OutputKind.BUFFER_MUTATION, OutputKind.PARAMETER_MUTATION, OutputKind.USER_INPUT_MUTATION)
+
+
+def capture_exported(ep, example_inputs, source: str, options_pairs):
+    """A torch.export program -> a capture Module (as `capture` returns).
+
+    Parameters, buffers and constant tensors become the leading inputs, named
+    after their attribute paths (`%lin.weight`); the user inputs follow.
+    Mutated inputs become `update` lines.
+    """
+    try:
+        with warnings.catch_warnings():
+            # torch's deprecation notices from inside torch.export, not the user's business.
+            warnings.simplefilter("ignore", FutureWarning)
+            ep = ep.run_decompositions(_decompositions())
+    except Exception as err:
+        raise TircError(
+            f"decomposing the exported program failed: {type(err).__name__}: {_first_line(err)}"
+        ) from None
+    lifted, names, tensors = _exported_inputs(ep, list(example_inputs))
+    graph = _convert(ep.graph_module, tensors, names, _exported_loc)
+    # The graph returns the new values of mutated inputs, then the user outputs.
+    position = {}
+    for k, spec in enumerate(ep.graph_signature.input_specs):
+        position[spec.kind == InputKind.USER_INPUT, spec.target or spec.arg.name] = k
+    outputs = []
+    for spec, value in zip(ep.graph_signature.output_specs, graph.outputs):
+        if spec.kind in (OutputKind.USER_OUTPUT, OutputKind.LOSS_OUTPUT):
+            outputs.append(value)
+        elif spec.kind in _MUTATION_KINDS:
+            k = position[spec.kind == OutputKind.USER_INPUT_MUTATION, spec.target]
+            graph.updates.append(_update(graph.inputs[k].value, value))
+        else:
+            raise TircError(f"the exported program has a {_kind(spec)} output, which tirc does not support")
+    graph.outputs = outputs
+    return graph.module(source, options_pairs), lifted, ep.call_spec.out_spec
+
+
+def _kind(spec) -> str:
+    return spec.kind.name.lower().replace("_", " ")
+
+
+def _exported_inputs(ep, example_inputs):
+    """(lifted, names, tensors) of an exported program's graph inputs: its
+    state (parameters, buffers, constant tensors), then the user inputs."""
+    _check_tensors(example_inputs, "user input")
+    specs = ep.graph_signature.input_specs
+    users = [s for s in specs if s.kind == InputKind.USER_INPUT]
+    if len(users) != len(example_inputs):
+        raise TircError(f"the exported program takes {len(users)} tensor input(s), got {len(example_inputs)}")
+    state = specs[: len(specs) - len(users)]
+    if any(s.kind not in _STATE_KINDS for s in state):
+        bad = next(s for s in state if s.kind not in _STATE_KINDS)
+        raise TircError(f"the exported program has a {_kind(bad)} input, which tirc does not support")
+    lifted = []
+    for spec in state:
+        tensor = ep.state_dict.get(spec.target, ep.constants.get(spec.target))
+        if not isinstance(tensor, torch.Tensor):
+            raise TircError(f"the exported program's constant '{spec.target}' is not a tensor")
+        lifted.append((spec.target, tensor))
+    for node in ep.graph.nodes:
+        val = node.meta.get("val")
+        if node.op == "placeholder" and isinstance(val, torch.Tensor) and not _is_static(val):
+            raise TircError(
+                f"input '{node.name}' has a dynamic shape; tirc compiles static shapes "
+                "(export without dynamic_shapes)"
+            )
+    names = [n for n, _ in lifted] + [s.arg.name for s in users]
+    return lifted, names, [t.detach() for _, t in lifted] + example_inputs
+
+
+def _is_static(tensor: torch.Tensor) -> bool:
+    return all(isinstance(s, int) for s in (*tensor.shape, *tensor.stride()))
+
+
+def _copy(x: torch.Tensor) -> torch.Tensor:
+    """A copy of `x` with its own storage and the same strides (even overlapping ones)."""
+    span = 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride())) if all(x.shape) else 0
+    return x.detach().as_strided((span,), (1,)).clone().as_strided(x.shape, x.stride())
 
 
 def _as_forward(fn):
@@ -177,17 +284,63 @@ def _tensor_type(val, where: str) -> TensorType:
     return TensorType(dtype, tuple(int(s) for s in val.shape))
 
 
-def _loc(node, source: str, source_path: str | None) -> Loc | None:
-    trace = node.meta.get("stack_trace") or ""
-    frames = _FRAME.findall(trace)
+# ---- locations: which frame of a node's stack trace is the user's line
+
+
+def _frames(node) -> list[tuple[str, int]]:
+    return [(f, int(line)) for f, line in _FRAME.findall(node.meta.get("stack_trace") or "")]
+
+
+def _source_locator(source: str, source_path: str | None):
+    """Locations in the traced program's own file (by path, else by name)."""
     want = os.path.realpath(source_path) if source_path else None
-    for filename, line in reversed(frames):
-        if want and os.path.realpath(filename) == want:
-            return Loc(source, int(line))
-    for filename, line in reversed(frames):
-        if os.path.basename(filename) == source:
-            return Loc(source, int(line))
+
+    def locate(node) -> Loc | None:
+        frames = _frames(node)
+        for filename, line in reversed(frames):
+            if want and os.path.realpath(filename) == want:
+                return Loc(source, line)
+        for filename, line in reversed(frames):
+            if os.path.basename(filename) == source:
+                return Loc(source, line)
+        return None
+
+    return locate
+
+
+def _exported_loc(node) -> Loc | None:
+    """An exported program names no source file: the innermost frame outside
+    torch itself is the user's line (`self.lin(x)`, not nn.Linear's forward)."""
+    for filename, line in reversed(_frames(node)):
+        if not os.path.realpath(filename).startswith(_TORCH_DIR + os.sep):
+            return Loc(os.path.basename(filename), line)
     return None
+
+
+# ---- the FX graph -> graph ops
+
+
+@dataclass
+class _Graph:
+    """An FX graph converted: inputs, ops, the copies back into inputs
+    (`update` lines) and the values the graph's output node returns."""
+
+    inputs: list[Input] = field(default_factory=list)
+    ops: list[GraphOp] = field(default_factory=list)
+    updates: list[tuple[Value, Value]] = field(default_factory=list)
+    outputs: list[Value] = field(default_factory=list)
+
+    def module(self, source: str, options_pairs) -> Module:
+        return Module(
+            stage="capture",
+            source=source,
+            version=VERSION,
+            options=options_pairs,
+            inputs=self.inputs,
+            graph=self.ops,
+            outputs=tuple(self.outputs),
+            updates=tuple(self.updates),
+        )
 
 
 def _convert_arg(arg, env, where: str):
@@ -209,44 +362,52 @@ def _convert_arg(arg, env, where: str):
     raise TircError(f"{where}: argument {arg!r} of type {type(arg).__name__} is not supported")
 
 
-def _to_module(gm, inputs, names, source, source_path, options_pairs) -> Module:
+def _update(target: Value, value) -> tuple[Value, Value]:
+    if not isinstance(value, Value):
+        raise TircError("an input is updated with something that is not a tensor")
+    if (value.type.dtype, value.type.shape) != (target.type.dtype, target.type.shape):
+        raise TircError("an input is updated with a value of another shape or dtype")
+    return target, value
+
+
+def _graph_op(node, env, locate) -> GraphOp:
+    target = node.target
+    if not isinstance(target, torch._ops.OpOverload):
+        raise TircError(f"unsupported call to {target} in the traced graph")
+    name = f"{target.namespace}.{target._opname}.{target._overloadname}"
+    val = node.meta.get("val")
+    vals = list(val) if isinstance(val, (tuple, list)) else [val]
+    results = tuple(Value("", _tensor_type(v, f"result of {name}")) for v in vals)
+    args = tuple(_convert_arg(a, env, name) for a in node.args)
+    kwargs = tuple(sorted((k, _convert_arg(v, env, name)) for k, v in node.kwargs.items()))
+    return GraphOp(results, name, args, kwargs, locate(node))
+
+
+def _convert(gm, inputs, names, locate) -> _Graph:
+    """Convert `gm`'s graph; `inputs` and `names` go with its placeholders in order."""
     env: dict = {}
-    module_inputs: list[Input] = []
-    graph: list[GraphOp] = []
-    outputs: tuple = ()
+    graph = _Graph()
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     for k, (node, tensor, name) in enumerate(zip(placeholders, inputs, names)):
         ttype = _tensor_type(tensor, f"input '{name}'")
         btype = BufferType(ttype.dtype, ttype.shape, tuple(int(s) for s in tensor.stride()))
         value = Value(_sanitize(name), btype)
         device = "cuda" if tensor.device.type == "cuda" else tensor.device.type
-        module_inputs.append(Input(value, device, k))
+        graph.inputs.append(Input(value, device, k))
         env[node] = value
-    updates = []
     for node in gm.graph.nodes:
         if node.op == "call_function" and node.target is torch.ops.aten.copy_.default:
             target, value = (env[a] for a in node.args[:2])
-            if not any(i.value is target for i in module_inputs) or not isinstance(value, Value):
+            if not any(i.value is target for i in graph.inputs):
                 raise TircError("the program mutates a tensor that is not an input; tirc cannot follow it")
-            if value.type != TensorType(target.type.dtype, target.type.shape):
-                raise TircError("an input is updated with a value of another shape or dtype")
-            updates.append((target, value))
+            graph.updates.append(_update(target, value))
             env[node] = target
         elif node.op == "call_function" and node.target is operator.getitem:
             env[node] = env[node.args[0]][node.args[1]]
         elif node.op == "call_function":
-            target = node.target
-            if not isinstance(target, torch._ops.OpOverload):
-                raise TircError(f"unsupported call to {target} in the traced graph")
-            name = f"{target.namespace}.{target._opname}.{target._overloadname}"
-            where = name
-            val = node.meta.get("val")
-            vals = list(val) if isinstance(val, (tuple, list)) else [val]
-            results = tuple(Value("", _tensor_type(v, f"result of {name}")) for v in vals)
-            args = tuple(_convert_arg(a, env, where) for a in node.args)
-            kwargs = tuple(sorted((k, _convert_arg(v, env, where)) for k, v in node.kwargs.items()))
-            graph.append(GraphOp(results, name, args, kwargs, _loc(node, source, source_path)))
-            env[node] = results[0] if len(results) == 1 else results
+            op = _graph_op(node, env, locate)
+            graph.ops.append(op)
+            env[node] = op.results[0] if len(op.results) == 1 else op.results
         elif node.op == "get_attr":
             raise TircError(
                 f"the traced graph holds a constant tensor '{node.target}'; "
@@ -258,16 +419,7 @@ def _to_module(gm, inputs, names, source, source_path, options_pairs) -> Module:
             for out in flat:
                 if not isinstance(out, torch.fx.Node) or not isinstance(env.get(out), Value):
                     raise TircError("every output must be a tensor computed by the graph or an input")
-            outputs = tuple(env[o] for o in flat)
+            graph.outputs = [env[o] for o in flat]
         elif node.op != "placeholder":
             raise TircError(f"unsupported FX node '{node.op}'")
-    return Module(
-        stage="capture",
-        source=source,
-        version=VERSION,
-        options=options_pairs,
-        inputs=module_inputs,
-        graph=graph,
-        outputs=outputs,
-        updates=tuple(updates),
-    )
+    return graph

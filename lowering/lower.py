@@ -169,7 +169,10 @@ class Lowering:
     def _lowered(self, op: GraphOp, args, kwargs):
         target = op.target
         if target in VIEWS:
-            return VIEWS[target](*args, **kwargs)
+            views = VIEWS[target](*args, **kwargs)
+            if isinstance(views, tuple) and len(views) != len(op.results):
+                raise NotLowerable(f"{len(views)} views for {len(op.results)} results")
+            return views
         if target in POINTWISE and len(op.results) == 1:
             return self._pointwise(op, args, kwargs)
         if target in NODE_RULES:

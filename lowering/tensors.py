@@ -95,6 +95,8 @@ def squeeze(x: LTensor, dims=None) -> LTensor:
         dims = range(len(x.shape))
     elif isinstance(dims, int):
         dims = [dims]
+    if not x.shape:
+        return x
     drop = {norm_dim(d, len(x.shape)) for d in dims}
     drop = {d for d in drop if x.shape[d] == 1}
     keep = [d for d in range(len(x.shape)) if d not in drop]
@@ -206,6 +208,46 @@ def alias(x: LTensor, *rest, **kwargs) -> LTensor:
     return x
 
 
+def diagonal(x: LTensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> LTensor:
+    rank = len(x.shape)
+    dim1, dim2 = norm_dim(dim1, rank), norm_dim(dim2, rank)
+    if dim1 == dim2:
+        raise NotLowerable("diagonal of one dimension with itself")
+    rows, cols = x.shape[dim1], x.shape[dim2]
+    length = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
+    rest = [d for d in range(rank) if d not in (dim1, dim2)]
+    shape = [x.shape[d] for d in rest] + [length]
+
+    def fn(idx):
+        out = [None] * rank
+        for d, v in zip(rest, idx):
+            out[d] = v
+        k = idx[-1]
+        out[dim1] = k - min(offset, 0)
+        out[dim2] = k + max(offset, 0)
+        return tuple(out)
+
+    return x.derive(shape, fn)
+
+
+def split_with_sizes(x: LTensor, sizes, dim: int = 0) -> tuple[LTensor, ...]:
+    parts, start = [], 0
+    for size in sizes:
+        parts.append(slice_view(x, dim, start, start + size))
+        start += size
+    return tuple(parts)
+
+
+def split(x: LTensor, size: int, dim: int = 0) -> tuple[LTensor, ...]:
+    total = x.shape[norm_dim(dim, len(x.shape))]
+    sizes = [min(size, total - k) for k in range(0, total, size)] if size > 0 else [total]
+    return split_with_sizes(x, sizes or [0], dim)
+
+
+def unbind(x: LTensor, dim: int = 0) -> tuple[LTensor, ...]:
+    return tuple(select(x, dim, k) for k in range(x.shape[norm_dim(dim, len(x.shape))]))
+
+
 VIEWS: dict[str, Callable] = {
     "aten.permute.default": permute,
     "aten.expand.default": expand,
@@ -227,6 +269,10 @@ VIEWS: dict[str, Callable] = {
     "aten.t.default": lambda x: permute(x, list(reversed(range(len(x.shape))))),
     "aten.transpose.int": lambda x, a, b: permute(x, _swapped(len(x.shape), a, b)),
     "aten.numpy_T.default": lambda x: permute(x, list(reversed(range(len(x.shape))))),
+    "aten.diagonal.default": diagonal,
+    "aten.split_with_sizes.default": split_with_sizes,
+    "aten.split.Tensor": split,
+    "aten.unbind.int": unbind,
 }
 
 
