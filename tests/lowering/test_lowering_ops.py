@@ -111,7 +111,7 @@ CASES = {
             x.reshape(105).view(7, 15).T.contiguous(),
             x[2],
             torch.split(x, [2, 19], 1)[1] * 2,
-            x.diagonal(1) + x[:, :5].diagonal(-1),
+            x.diagonal(1).sum() + x[:, :5].diagonal(-1),
             x.unbind(0)[3],
         ),
         lambda: [torch.randn(5, 21)],
