@@ -230,6 +230,24 @@ def diagonal(x: LTensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> LTens
     return x.derive(shape, fn)
 
 
+def repeat(x: LTensor, repeats) -> LTensor:
+    """Tiles: element k of a repeated dimension reads element k mod size."""
+    repeats = list(repeats)
+    lead = len(repeats) - len(x.shape)
+    if lead < 0:
+        raise NotLowerable("repeat with fewer repeats than dimensions")
+    padded = [1] * lead + list(x.shape)
+    shape = [r * s for r, s in zip(repeats, padded)]
+
+    def fn(idx):
+        return tuple(
+            Mod(v, s) if r != 1 and s > 1 else (v if s > 1 else sympy.Integer(0))
+            for v, r, s in zip(idx[lead:], repeats[lead:], padded[lead:])
+        )
+
+    return x.derive(shape, fn)
+
+
 def split_with_sizes(x: LTensor, sizes, dim: int = 0) -> tuple[LTensor, ...]:
     parts, start = [], 0
     for size in sizes:
@@ -270,6 +288,7 @@ VIEWS: dict[str, Callable] = {
     "aten.transpose.int": lambda x, a, b: permute(x, _swapped(len(x.shape), a, b)),
     "aten.numpy_T.default": lambda x: permute(x, list(reversed(range(len(x.shape))))),
     "aten.diagonal.default": diagonal,
+    "aten.repeat.default": repeat,
     "aten.split_with_sizes.default": split_with_sizes,
     "aten.split.Tensor": split,
     "aten.unbind.int": unbind,

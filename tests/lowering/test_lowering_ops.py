@@ -127,6 +127,11 @@ CASES = {
         lambda: [torch.randn(3, 7), torch.randn(3, 4)],
         True,
     ),
+    "repeat_roll_fmod": (
+        lambda x, y, i: (x.repeat(2, 1, 3), torch.roll(x, 2, 1), torch.fmod(x * 5, y), torch.fmod(i, 3)),
+        lambda: [torch.randn(3, 7), torch.randn(3, 7), torch.randint(-9, 9, (11,))],
+        True,
+    ),
     "arange_and_fills": (
         lambda x: (x + torch.arange(x.shape[1]), torch.full_like(x, 2.5), torch.zeros_like(x) + 1),
         lambda: [torch.randn(4, 37)],
