@@ -64,8 +64,7 @@ def random_input(shape, strides, dtype, device, seed: int):
 def extern_call(op, args, kwargs, layouts):
     """Call an ATen op for an extern node; each result in its planned layout
     (copied when ATen chose other strides, e.g. under another torch version)."""
-    result = op(*args, **kwargs)
-    results = list(result) if isinstance(result, (tuple, list)) else [result]
+    results = _flat_tensors(op(*args, **kwargs))
     out = []
     for tensor, (shape, strides) in zip(results, layouts):
         if tuple(tensor.stride()) != strides and tensor.numel() > 1:
@@ -73,3 +72,12 @@ def extern_call(op, args, kwargs, layouts):
             tensor = planned.copy_(tensor)
         out.append(tensor)
     return out
+
+
+def _flat_tensors(result) -> list:
+    """The tensors of an ATen result in order, None entries skipped (as the IR lists them)."""
+    if isinstance(result, torch.Tensor):
+        return [result]
+    if isinstance(result, (tuple, list)):
+        return [t for r in result for t in _flat_tensors(r)]
+    return []

@@ -2,7 +2,7 @@
 
 from .dtypes import TORCH_DTYPES, from_torch, is_float, to_torch
 from .errors import TircError, error_at
-from .graph_check import enum_value, meta_call, resolve_target, to_torch_arg
+from .graph_check import enum_value, flat_tensors, meta_call, resolve_target, to_torch_arg
 from .index import (
     FloorDiv,
     IndexStyle,
@@ -70,6 +70,7 @@ __all__ = [
     "contiguous_strides",
     "enum_value",
     "error_at",
+    "flat_tensors",
     "format_attrs",
     "format_fact",
     "format_literal",

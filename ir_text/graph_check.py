@@ -74,11 +74,12 @@ def _check_arity(op, overload) -> None:
             raise error_at(op.pos, f"{op.target} is missing argument '{a.name}'")
 
 
-def _flat_tensors(result) -> list:
+def flat_tensors(result) -> list:
+    """The tensors of an ATen result, flattened in order (None entries skipped)."""
     if isinstance(result, torch.Tensor):
         return [result]
     if isinstance(result, (tuple, list)):
-        return [t for r in result for t in _flat_tensors(r)]
+        return [t for r in result for t in flat_tensors(r)]
     return []
 
 
@@ -119,7 +120,7 @@ def check_call(op, env: dict[int, torch.Tensor]) -> None:
     except Exception as err:  # ATen's own message says what is wrong
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise error_at(op.pos, f"{op.target}: {first}") from None
-    tensors = _flat_tensors(result)
+    tensors = flat_tensors(result)
     if len(tensors) != len(op.results):
         raise error_at(op.pos, f"{op.target} gives {len(tensors)} result(s), declared {len(op.results)}")
     for value, tensor in zip(op.results, tensors):
@@ -167,4 +168,4 @@ def meta_call(target: str, args, kwargs) -> list:
             *[to_torch_arg(a, env, "meta") for a in args],
             **{k: to_torch_arg(v, env, "meta") for k, v in kwargs},
         )
-    return _flat_tensors(result)
+    return flat_tensors(result)

@@ -12,6 +12,7 @@ Every op keeps the user's source line from the FX stack trace.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import operator
 import os
@@ -73,6 +74,7 @@ def _decompositions():
         aten.expand_copy,
         aten.std.correction,
         aten.logsumexp,
+        aten.upsample_bilinear2d,
     ]
     table = {**core_aten_decompositions(), **get_decompositions(extra)}
     table[aten._native_batch_norm_legit_no_training.default] = _batch_norm_inference
@@ -152,7 +154,9 @@ def capture(fn, example_inputs, source: str, source_path: str | None, options_pa
         return flat
 
     try:
-        with torch.no_grad():
+        # Without mkldnn, recurrent layers trace to matmuls and pointwise ops
+        # (their mkldnn path yields results that fake and meta tensors disagree on).
+        with torch.no_grad(), _without_mkldnn():
             # Functionalized: in-place ops become their functional forms, and a
             # mutated input ends in a copy_ back into it (an `update` line).
             functional = torch.func.functionalize(flat_outputs, remove="mutations")
@@ -163,8 +167,50 @@ def capture(fn, example_inputs, source: str, source_path: str | None, options_pa
         raise
     except Exception as err:
         raise TircError(f"tracing failed: {type(err).__name__}: {_first_line(err)}") from None
+    constants = _lift_constants(gm)
+    lifted = constants + lifted
+    all_inputs = [t for _, t in constants] + all_inputs
+    all_names = [n for n, _ in constants] + all_names
     graph = _convert(gm, all_inputs, all_names, _source_locator(source, source_path))
     return graph.module(source, options_pairs), lifted, specs[-1]
+
+
+@contextlib.contextmanager
+def _without_mkldnn():
+    """mkldnn off while tracing; its flags() also toggles a TF32 setting that
+    warns on builds without Intel GPU support, which is noise here."""
+    flags = torch.backends.mkldnn.flags(enabled=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        flags.__enter__()
+    try:
+        yield
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            flags.__exit__(None, None, None)
+
+
+def _lift_constants(gm) -> list[tuple[str, torch.Tensor]]:
+    """Tensors the traced graph holds as attributes (a closure's tensor, a
+    `torch.tensor(...)` built in forward) become leading inputs, as parameters
+    do, so the dump stays self-contained: (name, tensor) pairs, in graph order."""
+    graph = gm.graph
+    first = next(iter(graph.nodes), None)
+    constants = []
+    for node in list(graph.nodes):
+        if node.op != "get_attr":
+            continue
+        tensor = getattr(gm, node.target)
+        if not isinstance(tensor, torch.Tensor):
+            raise TircError(f"the traced graph holds '{node.target}', a {type(tensor).__name__}")
+        with graph.inserting_before(first):
+            placeholder = graph.placeholder(node.target)
+        placeholder.meta = dict(node.meta)
+        node.replace_all_uses_with(placeholder)
+        graph.erase_node(node)
+        constants.append((node.target, tensor.detach()))
+    return constants
 
 
 _STATE_KINDS = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
@@ -190,6 +236,7 @@ def capture_exported(ep, example_inputs, source: str, options_pairs):
     lifted, names, tensors = _exported_inputs(ep, list(example_inputs))
     graph = _convert(ep.graph_module, tensors, names, _exported_loc)
     # The graph returns the new values of mutated inputs, then the user outputs.
+    # A mutation names a user input by its argument name, state by its target.
     position = {}
     for k, spec in enumerate(ep.graph_signature.input_specs):
         position[spec.kind == InputKind.USER_INPUT, spec.target or spec.arg.name] = k
@@ -219,8 +266,8 @@ def _exported_inputs(ep, example_inputs):
     if len(users) != len(example_inputs):
         raise TircError(f"the exported program takes {len(users)} tensor input(s), got {len(example_inputs)}")
     state = specs[: len(specs) - len(users)]
-    if any(s.kind not in _STATE_KINDS for s in state):
-        bad = next(s for s in state if s.kind not in _STATE_KINDS)
+    bad = next((s for s in state if s.kind not in _STATE_KINDS), None)
+    if bad is not None:
         raise TircError(f"the exported program has a {_kind(bad)} input, which tirc does not support")
     lifted = []
     for spec in state:
@@ -280,7 +327,9 @@ def _tensor_type(val, where: str) -> TensorType:
         raise TircError(f"{where} is not a tensor ({type(val).__name__})")
     dtype = from_torch(val.dtype)
     if dtype is None:
-        raise TircError(f"{where} has dtype {val.dtype}, which tirc does not support")
+        raise TircError(
+            f"{where} has dtype {str(val.dtype).removeprefix('torch.')}, which tirc does not support"
+        )
     return TensorType(dtype, tuple(int(s) for s in val.shape))
 
 
@@ -370,17 +419,58 @@ def _update(target: Value, value) -> tuple[Value, Value]:
     return target, value
 
 
-def _graph_op(node, env, locate) -> GraphOp:
-    target = node.target
+def _op_name(target) -> str:
+    return f"{target.namespace}.{target._opname}.{target._overloadname}"
+
+
+def _mutates(target) -> bool:
+    if not isinstance(target, torch._ops.OpOverload):
+        return False
+    return any(a.alias_info is not None and a.alias_info.is_write for a in target._schema.arguments)
+
+
+def _functional(target):
+    """The out-of-place overload of an in-place op (`aten.div_.Scalar` ->
+    `aten.div.Scalar`), or None when `target` mutates nothing (or has none).
+    Decompositions run below functionalization and may emit in-place ops."""
+    args = target._schema.arguments
+    if not args or args[0].alias_info is None or not args[0].alias_info.is_write:
+        return None
+    if not target._opname.endswith("_"):
+        return None
+    packet = getattr(getattr(torch.ops, target.namespace), target._opname[:-1], None)
+    if packet is None:
+        return None
+    same = getattr(packet, target._overloadname, None)
+    if same is not None:
+        return same
+    # Overload names differ at times (transpose_.default, transpose.int): the
+    # one taking the same arguments.
+    names = [a.name for a in args]
+    for overload in packet.overloads():
+        candidate = getattr(packet, overload)
+        if [a.name for a in candidate._schema.arguments] == names:
+            return candidate
+    return None
+
+
+def _graph_op(node, env, locate, target=None) -> GraphOp:
+    target = target or node.target
     if not isinstance(target, torch._ops.OpOverload):
         raise TircError(f"unsupported call to {target} in the traced graph")
-    name = f"{target.namespace}.{target._opname}.{target._overloadname}"
+    name = _op_name(target)
+    loc = locate(node)
     val = node.meta.get("val")
-    vals = list(val) if isinstance(val, (tuple, list)) else [val]
-    results = tuple(Value("", _tensor_type(v, f"result of {name}")) for v in vals)
+    # A None among several results (an unused optional output) is no value.
+    vals = [v for v in val if v is not None] if isinstance(val, (tuple, list)) else [val]
+    try:
+        results = tuple(Value("", _tensor_type(v, f"{name} gives a result that")) for v in vals)
+    except TircError as err:
+        # Neither lowered nor run through ATen: name the op at the user's line.
+        raise TircError(err.message, loc.file if loc else None, loc.line if loc else None) from None
     args = tuple(_convert_arg(a, env, name) for a in node.args)
     kwargs = tuple(sorted((k, _convert_arg(v, env, name)) for k, v in node.kwargs.items()))
-    return GraphOp(results, name, args, kwargs, locate(node))
+    return GraphOp(results, name, args, kwargs, loc)
 
 
 def _convert(gm, inputs, names, locate) -> _Graph:
@@ -395,19 +485,51 @@ def _convert(gm, inputs, names, locate) -> _Graph:
         device = "cuda" if tensor.device.type == "cuda" else tensor.device.type
         graph.inputs.append(Input(value, device, k))
         env[node] = value
+    env_inputs = dict(env)
     for node in gm.graph.nodes:
         if node.op == "call_function" and node.target is torch.ops.aten.copy_.default:
-            target, value = (env[a] for a in node.args[:2])
-            if not any(i.value is target for i in graph.inputs):
-                raise TircError("the program mutates a tensor that is not an input; tirc cannot follow it")
-            graph.updates.append(_update(target, value))
-            env[node] = target
+            destination = node.args[0]
+            if destination.op == "placeholder":
+                # Functionalization's copy back into a mutated input.
+                target = env_inputs[destination]
+                graph.updates = [u for u in graph.updates if u[0] is not target]
+                graph.updates.append(_update(target, env[node.args[1]]))
+                env[node] = target
+            else:
+                # A decomposition's copy into an intermediate: aten.copy is its functional form.
+                op = _graph_op(node, env, locate, torch.ops.aten.copy.default)
+                graph.ops.append(op)
+                env[node] = env[destination] = op.results[0]
         elif node.op == "call_function" and node.target is operator.getitem:
             env[node] = env[node.args[0]][node.args[1]]
+        elif node.op == "call_function" and node.meta.get("val") is None and not node.users:
+            continue  # a check with no result (aten._linalg_check_errors)
+        elif node.op == "call_function" and _functional(node.target) is not None:
+            # An in-place op left by a decomposition: its functional form, and
+            # later uses of the mutated tensor see the new value.
+            op = _graph_op(node, env, locate, _functional(node.target))
+            graph.ops.append(op)
+            mutated = node.args[0]
+            env[node] = env[mutated] = op.results[0]
+            if mutated.op == "placeholder":
+                graph.updates = [u for u in graph.updates if u[0] is not env_inputs[mutated]]
+                graph.updates.append(_update(env_inputs[mutated], op.results[0]))
+        elif node.op == "call_function" and _mutates(node.target):
+            loc = locate(node)
+            raise TircError(
+                f"{_op_name(node.target)} mutates a tensor and has no functional form tirc could use",
+                loc.file if loc else None,
+                loc.line if loc else None,
+            )
         elif node.op == "call_function":
             op = _graph_op(node, env, locate)
             graph.ops.append(op)
-            env[node] = op.results[0] if len(op.results) == 1 else op.results
+            val = node.meta.get("val")
+            if isinstance(val, (tuple, list)):
+                results = iter(op.results)
+                env[node] = tuple(None if v is None else next(results) for v in val)
+            else:
+                env[node] = op.results[0]
         elif node.op == "get_attr":
             raise TircError(
                 f"the traced graph holds a constant tensor '{node.target}'; "

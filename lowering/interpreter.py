@@ -12,7 +12,7 @@ from __future__ import annotations
 import sympy
 import torch
 
-from ir_text import FloorDiv, Mod, Module, resolve_target, to_torch, to_torch_arg
+from ir_text import FloorDiv, Mod, Module, flat_tensors, resolve_target, to_torch, to_torch_arg
 
 _UNARY = {
     "neg": torch.neg,
@@ -129,7 +129,7 @@ def _reduce(kind: str, x: torch.Tensor, rnumel: int) -> torch.Tensor:
     if rnumel == 0:
         shape = x.shape[:-1]
         dtype = torch.int64 if kind in ("argmax", "argmin") else x.dtype
-        return torch.full(shape, _identity(kind, x.dtype), dtype=dtype)
+        return torch.full(shape, _identity(kind, x.dtype), dtype=dtype, device=x.device)
     reducers = {
         "sum": lambda: x.sum(-1),
         "prod": lambda: x.prod(-1),
@@ -149,6 +149,9 @@ class _Body:
     def __init__(self, node, buffers):
         self.node = node
         self.buffers = buffers
+        # Index grids live where the node's sources do (a CUDA dump stays on CUDA).
+        sources = [buffers[id(op.operands[0])] for op in node.body if op.op == "load"]
+        self.device = sources[0].device if sources else torch.device("cpu")
         self.outer = tuple(node.ranges)
         self.rshape = tuple(node.reduction_ranges)
         self.shape = self.outer + self.rshape
@@ -158,7 +161,7 @@ class _Body:
         for k, (name, size) in enumerate(zip(names, self.shape)):
             view = [1] * rank
             view[k] = size
-            self.grid[name] = torch.arange(size, dtype=torch.int64).view(view)
+            self.grid[name] = torch.arange(size, dtype=torch.int64, device=self.device).view(view)
         self.values: dict[int, torch.Tensor] = {}
         self.indirect = 0
 
@@ -183,7 +186,7 @@ class _Body:
         if op.op == "index":
             return self.index(op.attr("index"))
         if op.op == "constant":
-            return torch.tensor(op.attr("value"), dtype=dtype)
+            return torch.tensor(op.attr("value"), dtype=dtype, device=self.device)
         if op.op == "to_dtype":
             return args[0].to(dtype)
         if op.op == "where":
@@ -220,9 +223,10 @@ class _Body:
 
 
 def _eval_node(node, buffers: dict[int, torch.Tensor]) -> torch.Tensor:
-    result = _Body(node, buffers).run()
+    body = _Body(node, buffers)
+    result = body.run()
     t = node.result.type
-    buffer = torch.empty_strided(t.shape, t.strides, dtype=to_torch(t.dtype))
+    buffer = torch.empty_strided(t.shape, t.strides, dtype=to_torch(t.dtype), device=body.device)
     buffer.copy_(result.expand(t.shape) if t.shape else result)
     return buffer
 
@@ -233,11 +237,11 @@ def _eval_extern(node, buffers: dict[int, torch.Tensor]) -> list[torch.Tensor]:
     args = [to_torch_arg(a, buffers) for a in node.args]
     kwargs = {k: to_torch_arg(v, buffers) for k, v in node.kwargs}
     result = overload(*args, **kwargs)
-    results = list(result) if isinstance(result, (tuple, list)) else [result]
+    results = flat_tensors(result)
     out = []
     for value, tensor in zip(node.results, results):
         t = value.type
-        buffer = torch.empty_strided(t.shape, t.strides, dtype=to_torch(t.dtype))
+        buffer = torch.empty_strided(t.shape, t.strides, dtype=to_torch(t.dtype), device=tensor.device)
         buffer.copy_(tensor)
         out.append(buffer)
     return out
@@ -251,7 +255,7 @@ def run_graph(module: Module, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
         args = [to_torch_arg(a, env) for a in op.args]
         kwargs = {k: to_torch_arg(v, env) for k, v in op.kwargs}
         result = overload(*args, **kwargs)
-        results = list(result) if isinstance(result, (tuple, list)) else [result]
+        results = flat_tensors(result)
         for value, tensor in zip(op.results, results):
             env[id(value)] = tensor
     _apply_updates(module, env, inputs)

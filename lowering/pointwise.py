@@ -199,6 +199,12 @@ def _where(b: BodyBuilder, cond, x, y):
 
 # dtype, layout, device, pin_memory, memory_format: the result's type already
 # says the dtype, and the rest do not change the values.
+@rule("aten.copy.default")
+def _copy(b: BodyBuilder, destination, source, non_blocking=False):
+    """`destination` overwritten with `source` (broadcast, cast): the functional copy_."""
+    return b.value(source)
+
+
 @rule("aten._to_copy.default")
 def _to_copy(b: BodyBuilder, x, **_dtype_layout_device):
     return b.value(x)

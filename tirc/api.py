@@ -20,9 +20,14 @@ def _source_file(model_or_fn) -> str | None:
     get `loc(...)` lines in it (None when Python cannot tell)."""
     target = type(model_or_fn) if isinstance(model_or_fn, torch.nn.Module) else model_or_fn
     try:
-        return inspect.getsourcefile(target)
+        path = inspect.getsourcefile(target)
     except TypeError:
         return None
+    # torch's own modules (nn.Sequential, nn.Linear) are not the user's program.
+    torch_dir = os.path.dirname(os.path.realpath(torch.__file__))
+    if path is None or os.path.realpath(path).startswith(torch_dir + os.sep):
+        return None
+    return path
 
 
 class CompiledProgram:
@@ -32,6 +37,8 @@ class CompiledProgram:
     def __init__(self, call, lifted, out_spec, compiled):
         self._call = call
         self._lifted = [t for _, t in lifted]
+        # (name, tensor) of the leading inputs: parameters, buffers, constants.
+        self.lifted = list(lifted)
         self._out_spec = out_spec
         self.compiled = compiled
 

@@ -18,7 +18,7 @@ from . import commands
 from .compiler import options_of
 from .dumps import write_atomic
 from .pipeline import Context, check_module
-from .sources import load_dump, read_text
+from .sources import load_dump, read_saved_input, read_text
 
 EXIT_OK, EXIT_MISMATCH, EXIT_ERROR = 0, 1, 2
 
@@ -34,8 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tirc", description="A debuggable compiler for PyTorch programs.")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
-    c = sub.add_parser("compile", help="compile a .py program or a .tir dump")
-    c.add_argument("source", help="a .py file (class Model + get_inputs) or a .tir dump")
+    c = sub.add_parser("compile", help="compile a .py program, a .pt2 file or a .tir dump")
+    c.add_argument(
+        "source", help="a .py file (class Model + get_inputs), a .pt2 file (torch.export.save) or a .tir dump"
+    )
     c.add_argument("--entry", help="compile this function of the .py file instead of Model")
     c.add_argument("--backend", choices=("cpp", "triton"))
     c.add_argument("--device", choices=("cpu", "cuda"))
@@ -46,6 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--stop-after", metavar="STAGE", help="stop after this stage")
     c.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     c.add_argument("--check", action="store_true", help="run and compare with eager PyTorch")
+    c.add_argument(
+        "--save-inputs",
+        action="store_true",
+        help="save the input tensors as DIR/inputs/<sha256>.pt; the dumps name them and replay loads them",
+    )
 
     r = sub.add_parser("replay", help="run a dump's remaining stages and check the result")
     r.add_argument("file")
@@ -84,6 +91,9 @@ def _verify(args) -> int:
         try:
             module = load_dump(path)
             check_module(module, Context(options_of(module)))
+            for inp in module.inputs:
+                if inp.sha256 is not None:
+                    read_saved_input(path, inp)  # the file is there, and unchanged
         except TircError as err:
             print(err.located(path).format(), file=sys.stderr)
             status = EXIT_ERROR

@@ -8,23 +8,28 @@ from pathlib import Path
 import torch
 
 from codegen import random_input
-from ir_text import TircError, to_torch
-from lowering import interpret
+from ir_text import TircError, print_ir, to_torch
+from lowering import fallback_ops, interpret
 
-from .compare import compare_outputs
+from .compare import Mismatch, compare_outputs
 from .compiler import capture_program, compile_module, options_of, parse_dump_after
-from .dumps import DumpWriter
+from .dumps import DumpWriter, serialize_input
 from .options import Options
 from .pipeline import Context, check_module
-from .sources import load_dump, load_python
+from .sources import load_dump, load_exported, load_python, load_saved_input, read_saved_input
 
 EXIT_OK, EXIT_MISMATCH = 0, 1
 
 
-def header_inputs(module) -> list[torch.Tensor]:
-    """The inputs a dump's header describes (seeded, in their strided layout)."""
+def header_inputs(module, path: str | None = None) -> list[torch.Tensor]:
+    """The inputs a dump's header describes: an input with a sha256 is loaded
+    from `inputs/<sha256>.pt` beside the dump at `path`, the others are seeded
+    (in their strided layout)."""
     inputs = []
     for inp in module.inputs:
+        if inp.sha256 is not None and path is not None:
+            inputs.append(load_saved_input(path, inp))
+            continue
         t = inp.value.type
         device = "cuda" if inp.device.startswith("cuda") else inp.device
         inputs.append(random_input(t.shape, t.strides, to_torch(t.dtype), device, inp.seed))
@@ -37,6 +42,30 @@ def _report(mismatch, what: str) -> int:
         return EXIT_OK
     print(f"mismatch against {what}: {mismatch.message}", file=sys.stderr)
     return EXIT_MISMATCH
+
+
+def _compare(actual, expected, updated: dict[str, tuple]):
+    """Outputs first, then the inputs the program updates ({name: (actual, expected)})."""
+    mismatch = compare_outputs(list(actual), list(expected))
+    for name, (a, e) in updated.items():
+        if mismatch is not None:
+            break
+        found = compare_outputs([a], [e])
+        if found is not None:
+            mismatch = Mismatch(-1, f"updated input %{name}: {found.message.partition(': ')[2]}")
+    return mismatch
+
+
+def _updated(module, actual: list, expected: list, skip: int = 0) -> dict[str, tuple]:
+    """The inputs `module` updates, by name, as (actual, expected) values;
+    `actual` and `expected` hold the module's inputs from position `skip` on."""
+    position = {id(inp.value): k for k, inp in enumerate(module.inputs)}
+    pairs = {}
+    for target, _ in module.updates:
+        k = position[id(target)] - skip
+        if k >= 0:
+            pairs[target.hint] = (actual[k], expected[k])
+    return pairs
 
 
 def _clone(xs):
@@ -52,64 +81,97 @@ def compile_command(args) -> int:
 
 def _compile(args) -> int:
     stages = parse_dump_after(args.dump_after)
-    dump_dir = args.dump_dir or ("tirc-dump" if stages else None)
+    dump_dir = args.dump_dir or ("tirc-dump" if stages or args.save_inputs else None)
     suffix = Path(args.source).suffix
-    if suffix == ".pt2":
-        raise TircError(".pt2 (torch.export) sources are not supported yet; compile the .py program")
-    if suffix not in (".py", ".tir"):
-        raise TircError("expected a .py program or a .tir dump")
+    if suffix not in (".py", ".pt2", ".tir"):
+        raise TircError("expected a .pt2 file (torch.export.save), a .py program or a .tir dump")
+    if args.entry and suffix != ".py":
+        raise TircError("--entry applies to .py sources only")
     if suffix == ".tir":
-        if args.entry:
-            raise TircError("--entry applies to .py sources only")
-        module = load_dump(args.source)
-        options = options_of(module, args.option, backend=args.backend, device=args.device)
-        try:
-            check_module(module, Context(options))
-        except TircError as err:
-            raise err.located(args.source) from None
-        writer = DumpWriter(dump_dir, stages, module.source, options) if dump_dir else None
-        compiled = compile_module(module, options, writer, args.stop_after)
-        program = None
-    else:
-        program = load_python(args.source, args.entry)
-        base = Options(backend=args.backend or "cpp", device=args.device or "cpu")
-        options = base.with_text(args.option)
-        if options.device == "cuda" and not torch.cuda.is_available():
-            raise TircError("--device cuda: no CUDA device is available here")
-        inputs = [x.to(options.device) for x in program.inputs]
-        fn = program.fn.to(options.device) if isinstance(program.fn, torch.nn.Module) else program.fn
-        program.fn, program.inputs = fn, inputs
-        module, text, lifted, spec = capture_program(fn, inputs, program.name, program.path, options)
-        writer = DumpWriter(dump_dir, stages, program.name, options) if dump_dir else None
-        compiled = compile_module(module, options, writer, args.stop_after, capture_text=text)
-    kernels = len(compiled.module.kernels or ())
-    where = f"; dumps in {dump_dir}" if writer else ""
+        return _compile_dump(args, stages, dump_dir)
+    program = load_exported(args.source) if suffix == ".pt2" else load_python(args.source, args.entry)
+    options = Options(backend=args.backend or "cpp", device=args.device or "cpu").with_text(args.option)
+    if options.device == "cuda" and not torch.cuda.is_available():
+        raise TircError("--device cuda: no CUDA device is available here")
+    program.to(options.device)
+    path = program.path if suffix == ".py" else None
+    module, text, lifted, _ = capture_program(program.fn, program.inputs, program.name, path, options)
+    writer = DumpWriter(dump_dir, stages, program.name, options) if dump_dir else None
+    state = [t.detach() for _, t in lifted]
+    if args.save_inputs:
+        writer.save_inputs(module.inputs, [serialize_input(t) for t in state + program.inputs])
+        text = print_ir(module)  # the capture dump, now with the sha256s
+    compiled = compile_module(module, options, writer, args.stop_after, capture_text=text)
+    _summary(compiled, options, dump_dir if writer else None)
+    if not args.check:
+        return EXIT_OK
+    return _check_program(module, compiled.load().call, program, state)
+
+
+def _check_program(module, call, program, state: list[torch.Tensor]) -> int:
+    """Run the compiled code and eager PyTorch on the program's inputs, and compare.
+    The program may update its state and inputs: each run gets its own copies."""
+    actual_state, actual_inputs = _clone(state), _clone(program.inputs)
+    expected_inputs = _clone(program.inputs)
+    with torch.no_grad():
+        expected = program.eager(expected_inputs)
+        actual = call(actual_state + actual_inputs)
+    expected = torch.utils._pytree.tree_flatten(expected)[0]
+    updated = _updated(module, actual_inputs, expected_inputs, skip=len(state))
+    return _report(_compare(actual, expected, updated), "eager PyTorch")
+
+
+def _compile_dump(args, stages: set[str], dump_dir: str | None) -> int:
+    module = load_dump(args.source)
+    options = options_of(module, args.option, backend=args.backend, device=args.device)
+    try:
+        check_module(module, Context(options))
+    except TircError as err:
+        raise err.located(args.source) from None
+    # Read (and check) saved inputs before compiling: a missing file fails fast.
+    inputs = _dump_inputs(module, args.source) if args.check or args.save_inputs else None
+    writer = DumpWriter(dump_dir, stages, module.source, options) if dump_dir else None
+    if writer is not None and args.save_inputs:
+        writer.save_inputs(module.inputs, [serialize_input(t) for t in inputs])
+    elif writer is not None and any(inp.sha256 for inp in module.inputs):
+        # The later dumps name the same files: they go beside them, byte for byte.
+        saved = [inp for inp in module.inputs if inp.sha256]
+        writer.save_inputs(saved, [read_saved_input(args.source, inp) for inp in saved])
+    compiled = compile_module(module, options, writer, args.stop_after)
+    _summary(compiled, options, dump_dir if writer else None)
+    if not args.check:
+        return EXIT_OK
+    return _check_dump(module, compiled.load().call, inputs)
+
+
+def _summary(compiled, options: Options, dump_dir: str | None) -> None:
+    final = compiled.module
+    kernels = len(final.kernels or ())
+    where = f"; dumps in {dump_dir}" if dump_dir else ""
     print(
-        f"tirc: compiled {compiled.module.source} through {compiled.module.stage}"
+        f"tirc: compiled {final.source} through {final.stage}"
         f" ({kernels} kernel(s), backend {options.backend}){where}",
         file=sys.stderr,
     )
-    if not args.check:
-        return EXIT_OK
-    call = compiled.load().call
-    if program is None:
-        return _check_dump(compiled, module, call)
-    params = [t.detach() for _, t in lifted]
-    with torch.no_grad():
-        expected = program.fn(*_clone(program.inputs))
-        actual = call(params + _clone(program.inputs))
-    expected = torch.utils._pytree.tree_flatten(expected)[0]
-    return _report(compare_outputs(list(actual), expected), "eager PyTorch")
+    fallbacks = fallback_ops(final) if final.stage != "capture" else ()
+    if fallbacks:
+        print(f"tirc: {len(fallbacks)} op(s) run as ATen fallbacks: {', '.join(fallbacks)}", file=sys.stderr)
 
 
-def _check_dump(compiled, module, call) -> int:
+def _dump_inputs(module, path: str) -> list[torch.Tensor]:
     if any(i.device.startswith("cuda") for i in module.inputs) and not torch.cuda.is_available():
         raise TircError("the dump's inputs live on cuda, and no CUDA device is available here")
-    inputs = header_inputs(module)
-    expected = interpret(module, _clone(inputs))
-    actual = call(_clone(inputs))
+    return header_inputs(module, path)
+
+
+def _check_dump(module, call, inputs: list[torch.Tensor]) -> int:
+    """Run the compiled code and the reference on the dump's inputs, and compare."""
+    expected_inputs, actual_inputs = _clone(inputs), _clone(inputs)
+    expected = interpret(module, expected_inputs)
+    actual = call(list(actual_inputs))
     what = "eager PyTorch" if module.stage == "capture" else "the reference interpreter"
-    return _report(compare_outputs(list(actual), expected), what)
+    updated = _updated(module, actual_inputs, expected_inputs)
+    return _report(_compare(actual, expected, updated), what)
 
 
 def replay_command(args) -> int:
@@ -126,5 +188,6 @@ def _replay(args) -> int:
         check_module(module, Context(options))
     except TircError as err:
         raise err.located(args.file) from None
+    inputs = _dump_inputs(module, args.file)
     compiled = compile_module(module, options)
-    return _check_dump(compiled, module, compiled.load().call)
+    return _check_dump(module, compiled.load().call, inputs)

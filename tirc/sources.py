@@ -1,27 +1,51 @@
 """Reading what `tirc compile` is given: a benchmark-convention `.py` file, a
-`.py` file with an entry function, or a `.tir` dump."""
+`.py` file with an entry function, a `.pt2` file saved by torch.export.save,
+or a `.tir` dump (with the inputs `--save-inputs` saved beside it)."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import io
 import sys
 import traceback
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from ir_text import Module, TircError, parse
+from ir_text import Input, Module, TircError, parse, to_torch
 
 
 @dataclass
 class Program:
-    """A Python program to compile: the callable, its inputs, where it came from."""
+    """A program to compile: what capture traces, its flat example inputs,
+    where it came from."""
 
-    fn: object
+    fn: object  # a function, an nn.Module, or a torch.export ExportedProgram
     inputs: list
     name: str
     path: str
+
+    def to(self, device: str) -> None:
+        """Move the program's state and inputs to `device`."""
+        self.inputs = [x.to(device) for x in self.inputs]
+        if isinstance(self.fn, torch.nn.Module):
+            self.fn = self.fn.to(device)
+        elif isinstance(self.fn, torch.export.ExportedProgram):
+            state = list(self.fn.state_dict.values()) + list(self.fn.constants.values())
+            if any(isinstance(t, torch.Tensor) and t.device.type != device for t in state):
+                from torch.export.passes import move_to_device_pass
+
+                self.fn = move_to_device_pass(self.fn, device)
+
+    def eager(self, inputs: list):
+        """Run the program in eager PyTorch on flat inputs (the reference of `--check`)."""
+        if isinstance(self.fn, torch.export.ExportedProgram):
+            args, kwargs = torch.utils._pytree.tree_unflatten(inputs, self.fn.call_spec.in_spec)
+            return self.fn.module()(*args, **kwargs)
+        return self.fn(*inputs)
 
 
 def _user_error(path: Path, err: BaseException) -> TircError:
@@ -55,6 +79,10 @@ def load_dump(path: str) -> Module:
 def load_python(path: str, entry: str | None = None) -> Program:
     file = Path(path)
     read_text(path)  # a clear error for a missing or unreadable file
+    # Programs draw parameters and inputs from torch's generator: a fixed seed
+    # makes two compiles of one file see the same values (and `--save-inputs`
+    # write the same files).
+    torch.manual_seed(0)
     spec = importlib.util.spec_from_file_location(f"tirc_source_{file.stem}", file)
     if spec is None or spec.loader is None:
         raise TircError("cannot be imported as Python", path)
@@ -90,3 +118,101 @@ def load_python(path: str, entry: str | None = None) -> Program:
         if not isinstance(x, torch.Tensor):
             raise TircError(f"get_inputs() item {k} is a {type(x).__name__}, not a tensor", path)
     return Program(fn, inputs, file.name, str(file))
+
+
+def load_exported(path: str) -> Program:
+    """A `.pt2` file saved by torch.export.save, with the example inputs it keeps."""
+    file = Path(path)
+    if not file.is_file():
+        raise TircError("no such file" if not file.exists() else "is a directory, not a file", path)
+    try:
+        with warnings.catch_warnings():
+            # Notices torch gives about its own loading code (deprecations,
+            # read-only buffers), which the user can do nothing about.
+            warnings.simplefilter("ignore", FutureWarning)
+            warnings.simplefilter("ignore", UserWarning)
+            ep = torch.export.load(str(file))
+    except Exception as err:
+        text = str(err).strip().splitlines()
+        raise TircError(
+            f"cannot load it with torch.export.load: {type(err).__name__}: {text[0] if text else ''}", path
+        ) from None
+    example = getattr(ep, "example_inputs", None)
+    if example is None:
+        raise TircError(
+            "the exported program holds no example inputs (save it with a torch that keeps them)", path
+        )
+    args, kwargs = example
+    # Flatten in the order of the program's input spec: keyword arguments in
+    # the order of its dict (read off a skeleton, with APIs every torch has).
+    in_spec = ep.call_spec.in_spec
+    _, order = torch.utils._pytree.tree_unflatten(list(range(in_spec.num_leaves)), in_spec)
+    if set(order) == set(kwargs):
+        kwargs = {name: kwargs[name] for name in order}
+    flat, spec = torch.utils._pytree.tree_flatten((tuple(args), kwargs))
+    if spec != in_spec:
+        raise TircError("the example inputs do not have the structure the exported program takes", path)
+    for k, x in enumerate(flat):
+        if not isinstance(x, torch.Tensor):
+            raise TircError(f"example input {k} is a {type(x).__name__}; tirc takes tensor inputs", path)
+    return Program(ep, list(flat), file.name, str(file))
+
+
+# ---- inputs saved by `--save-inputs`: DIR/inputs/<sha256>.pt beside the dumps
+
+
+def saved_input_file(dump_path: str | Path, sha256: str) -> Path:
+    return Path(dump_path).parent / "inputs" / f"{sha256}.pt"
+
+
+def read_saved_input(dump_path: str, inp: Input) -> bytes:
+    """The bytes of an input's saved file, checked against the sha256 the dump records."""
+    file = saved_input_file(dump_path, inp.sha256)
+    where = f"input %{inp.value.hint}"
+    line, col = inp.pos or (None, None)
+    rel = f"inputs/{inp.sha256}.pt"
+    try:
+        data = file.read_bytes()
+    except FileNotFoundError:
+        raise TircError(f"{where}: the saved input {rel} is missing", dump_path, line, col) from None
+    except OSError as err:
+        raise TircError(f"{where}: cannot read {rel}: {err.strerror or err}", dump_path, line, col) from None
+    if hashlib.sha256(data).hexdigest() != inp.sha256:
+        raise TircError(
+            f"{where}: {rel} does not match its sha256 (the file was changed)", dump_path, line, col
+        )
+    return data
+
+
+def load_saved_input(dump_path: str, inp: Input) -> torch.Tensor:
+    """An input saved by `--save-inputs`: checked, laid out as the header says, on its device."""
+    data = read_saved_input(dump_path, inp)
+    line, col = inp.pos or (None, None)
+    t = inp.value.type
+    try:
+        tensor = torch.load(io.BytesIO(data), weights_only=True)
+    except Exception as err:
+        raise TircError(
+            f"input %{inp.value.hint}: cannot load inputs/{inp.sha256}.pt: {type(err).__name__}",
+            dump_path,
+            line,
+            col,
+        ) from None
+    want = (to_torch(t.dtype), tuple(t.shape), tuple(t.strides))
+    got = (
+        (tensor.dtype, tuple(tensor.shape), tuple(tensor.stride()))
+        if isinstance(tensor, torch.Tensor)
+        else None
+    )
+    if got != want:
+        raise TircError(
+            f"input %{inp.value.hint}: inputs/{inp.sha256}.pt does not hold a tensor of the input's"
+            " dtype, shape and strides",
+            dump_path,
+            line,
+            col,
+        )
+    device = "cuda" if inp.device.startswith("cuda") else inp.device
+    # As codegen's random_input: the flat storage moved, then viewed with the strides.
+    flat = tensor.as_strided((t.storage_size,), (1,))
+    return flat.to(device).as_strided(t.shape, t.strides)

@@ -51,7 +51,40 @@ class _BatchNormGroupNorm(torch.nn.Module):
         return self.bn(x), self.gn(x)
 
 
+_TABLE = torch.randn(7)
+
+
+def _constants(x):
+    """A closure's tensor and a tensor built in the program become inputs."""
+    return x * _TABLE + torch.tensor([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])
+
+
+class _Recurrent(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(8, 16, batch_first=True)
+        self.gru = torch.nn.GRU(8, 16, batch_first=True)
+        self.attention = torch.nn.MultiheadAttention(16, 4, batch_first=True)
+
+    def forward(self, x):
+        h = self.lstm(x)[0] + self.gru(x)[0]
+        return self.attention(h, h, h)[0]
+
+
+def _in_place_in_decompositions(x, t):
+    y = x * 2
+    y[:, 0] = 5.0
+    return F.cross_entropy(x, t, label_smoothing=0.1), y
+
+
 CASES = {
+    "constants": (_constants, lambda: [torch.randn(3, 7)], True),
+    "recurrent_and_attention_layers": (_Recurrent, lambda: [torch.randn(2, 5, 8)], True),
+    "in_place_ops_of_decompositions": (
+        _in_place_in_decompositions,
+        lambda: [torch.randn(5, 7), torch.randint(0, 7, (5,))],
+        True,
+    ),
     "sums": (
         lambda x: (x.sum(), x.sum(0), x.sum(-1, keepdim=True), x.mean((0, 1)), x.prod(1), x.mean(0)),
         lambda: [torch.randn(37, 29) * 0.5],
@@ -201,9 +234,8 @@ def test_lowered_program_matches_eager(name, tmp_path):
     text = (tmp_path / "02-lower.tir").read_text()
     module = parse(text, "02-lower.tir")
     assert print_ir(module) == text
-    params = [t.detach() for _, t in getattr(fn, "named_parameters", lambda: [])()]
-    params += [t for _, t in getattr(fn, "named_buffers", lambda: [])()]
-    reference = lowering.interpret(module, params + [x.clone() for x in inputs])
+    state = [t.detach() for _, t in compiled.lifted]
+    reference = lowering.interpret(module, state + [x.clone() for x in inputs])
     mismatch = compare_outputs(reference, expected)
     assert mismatch is None, "interpreter: " + mismatch.message
 

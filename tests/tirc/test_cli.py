@@ -45,33 +45,35 @@ def get_init_inputs():
     return []
 """
 
-SUM_SOURCE = """import torch
+# Complex values can be neither lowered nor held in a buffer: an op that
+# makes one cannot even fall back to ATen, and the error names it and its line.
+COMPLEX_SOURCE = """import torch
 
 
 class Model(torch.nn.Module):
     def forward(self, x):
         y = x * 2
-        return torch.sum(y, dim=1)
+        return torch.view_as_complex(y).abs()
 
 
 def get_inputs():
-    return [torch.randn(4, 5)]
+    return [torch.randn(4, 5, 2)]
 
 
 def get_init_inputs():
     return []
 """
 
-MATMUL_SOURCE = """import torch
+FFT_SOURCE = """import torch
 
 
-def f(x, w):
+def f(x):
     h = torch.relu(x)
-    return torch.matmul(h, w)
+    return torch.fft.rfft(h).abs()
 
 
 def get_inputs():
-    return [torch.randn(4, 5), torch.randn(5, 3)]
+    return [torch.randn(4, 8)]
 """
 
 # Python state changes between tracing and the eager run of --check, so the
@@ -112,8 +114,9 @@ def work(tmp_path_factory, dumps, sources):
     (work / "entry.py").write_text(sources["entry"])
     (work / "nomodel.py").write_text(NO_MODEL)
     (work / "noinputs.py").write_text(NO_GET_INPUTS)
-    (work / "sum.py").write_text(SUM_SOURCE)
-    (work / "mm.py").write_text(MATMUL_SOURCE)
+    (work / "complex.py").write_text(COMPLEX_SOURCE)
+    (work / "fft.py").write_text(FFT_SOURCE)
+    (work / "model.pt2").write_text("not a torch.export archive")
     (work / "stateful.py").write_text(STATEFUL_SOURCE)
 
     lower = (dumps("cpp") / "02-lower.tir").read_text()
@@ -163,30 +166,30 @@ def work(tmp_path_factory, dumps, sources):
                 "clean_dir": "out_unknown_aten_op",
             },
         ),
-        "no_lowering_sum": (
-            ["compile", "sum.py", *dump_into("no_lowering_sum")],
+        "unsupported_dtype": (
+            ["compile", "complex.py", *dump_into("unsupported_dtype")],
             {
-                "file": "sum.py",
-                "says": "aten.sum",
-                "source_line": line_of(SUM_SOURCE, "torch.sum"),
-                "complete_dir": "out_no_lowering_sum",
+                "file": "complex.py",
+                "says": "aten.view_as_complex",
+                "source_line": line_of(COMPLEX_SOURCE, "torch.view_as_complex"),
+                "complete_dir": "out_unsupported_dtype",
             },
         ),
-        "pt2_source": (["compile", "model.pt2"], {"file": "model.pt2", "says": ".pt2"}),
+        "pt2_source": (["compile", "model.pt2"], {"file": "model.pt2", "says": "torch.export.load"}),
         "unknown_suffix": (
             ["compile", "model.txt"],
             {"file": "model.txt", "says": ".py program or a .tir dump"},
         ),
-        "no_lowering_matmul": (
-            ["compile", "mm.py", "--entry", "f"],
-            {"file": "mm.py", "says": "aten.mm", "source_line": line_of(MATMUL_SOURCE, "torch.matmul")},
+        "unsupported_dtype_fn": (
+            ["compile", "fft.py", "--entry", "f"],
+            {"file": "fft.py", "says": "aten._fft_r2c", "source_line": line_of(FFT_SOURCE, "torch.fft.rfft")},
         ),
     }
     return work, cases
 
 
 # Run as real processes too (each costs an interpreter start and `import torch`).
-PROCESS_CASES = ["missing_file", "unknown_body_op", "no_lowering_sum"]
+PROCESS_CASES = ["missing_file", "unknown_body_op", "unsupported_dtype"]
 
 
 @pytest.fixture(scope="module")
@@ -253,8 +256,8 @@ ERROR_CASES = [
     "unknown_body_op",
     "verify_unknown_body_op",
     "unknown_aten_op",
-    "no_lowering_sum",
-    "no_lowering_matmul",
+    "unsupported_dtype",
+    "unsupported_dtype_fn",
     "pt2_source",
     "unknown_suffix",
 ]

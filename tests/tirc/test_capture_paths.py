@@ -1,0 +1,378 @@
+"""Every way into capture, each checked against eager PyTorch on fresh random
+inputs: `tirc.compile` on modules and functions, `torch.compile(backend="tirc")`
+(graph breaks, fake and dynamic inputs), `.pt2` files from torch.export, and
+programs that update their inputs."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+import tirc
+import tirc.api
+from tirc.dynamo import tirc_backend
+from tirc.sources import load_exported
+
+
+class ConvBlock(torch.nn.Module):
+    """Parameters (linear), buffers (batch norm running stats) and two outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(12, 8)
+        self.bn = torch.nn.BatchNorm1d(8)
+        with torch.no_grad():
+            self.bn.running_mean.normal_()
+            self.bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x):
+        y = self.bn(self.lin(x))
+        return F.relu(y), y.sum(-1)
+
+
+class Counter(torch.nn.Module):
+    """Updates a buffer and a user input (mutations through torch.export)."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("count", torch.zeros(6))
+
+    def forward(self, x, y):
+        self.count.add_(1)
+        y.mul_(2)
+        return torch.sigmoid(x) + self.count, y - x
+
+
+def gated(x, w, b):
+    h = x * w + b
+    return torch.tanh(h), h.amax(-1)
+
+
+class Gated(torch.nn.Module):
+    def forward(self, x, w, b):
+        return gated(x, w, b)
+
+
+def bump(x):
+    x.add_(1)
+    return x * 2
+
+
+def inplace_on_intermediate(x):
+    y = x * 2
+    y.relu_()
+    return y + 1
+
+
+def assert_all_close(actual, expected):
+    torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.fixture
+def dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+@pytest.fixture
+def tirc_compiles(monkeypatch):
+    """The number of programs `tirc.compile` was asked to compile."""
+    calls = []
+    real = tirc.api.compile
+
+    def counting(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(tirc.api, "compile", counting)
+    return calls
+
+
+# -- tirc.compile --------------------------------------------------------------------
+
+
+def test_module_with_parameters_and_buffers():
+    torch.manual_seed(0)
+    model = ConvBlock().eval()
+    compiled = tirc.compile(model, [torch.randn(5, 12)])
+    x = torch.randn(5, 12)
+    assert_all_close(compiled(x), model(x))
+
+
+def test_function_with_several_inputs_and_outputs():
+    torch.manual_seed(0)
+    compiled = tirc.compile(gated, [torch.randn(4, 9), torch.randn(9), torch.randn(4, 1)])
+    args = [torch.randn(4, 9), torch.randn(9), torch.randn(4, 1)]
+    assert_all_close(compiled(*args), gated(*args))
+
+
+def test_input_update_is_applied_to_the_caller_tensor(tmp_path):
+    example = torch.randn(3, 5)
+    before = example.clone()
+    compiled = tirc.compile(bump, [example], dump_after="capture", dump_dir=tmp_path)
+    torch.testing.assert_close(example, before)  # compiling does not run the update
+    assert re.search(r"^update %x = %\w+$", (tmp_path / "01-capture.tir").read_text(), re.M)
+    x = torch.randn(3, 5)
+    eager_x = x.clone()
+    assert_all_close(compiled(x), bump(eager_x))
+    torch.testing.assert_close(x, eager_x)
+
+
+def test_inplace_op_on_an_intermediate(tmp_path):
+    compiled = tirc.compile(
+        inplace_on_intermediate, [torch.randn(4, 6)], dump_after="capture", dump_dir=tmp_path
+    )
+    assert "update" not in (tmp_path / "01-capture.tir").read_text()
+    x = torch.randn(4, 6)
+    before = x.clone()
+    assert_all_close(compiled(x), inplace_on_intermediate(x))
+    torch.testing.assert_close(x, before)
+
+
+# -- torch.compile(backend="tirc") ---------------------------------------------------
+
+
+def test_torch_compile_module(dynamo, tirc_compiles):
+    torch.manual_seed(0)
+    model = ConvBlock().eval()
+    compiled = torch.compile(model, backend="tirc")
+    for _ in range(2):
+        x = torch.randn(5, 12)
+        assert_all_close(compiled(x), model(x))
+    assert len(tirc_compiles) == 1
+
+
+def test_torch_compile_function(dynamo):
+    compiled = torch.compile(gated, backend="tirc")
+    args = [torch.randn(4, 9), torch.randn(9), torch.randn(4, 1)]
+    assert_all_close(compiled(*args), gated(*args))
+
+
+@pytest.mark.parametrize("brk", ["print", "graph_break"])
+def test_torch_compile_graph_break_makes_two_graphs(dynamo, tirc_compiles, brk, capsys):
+    def program(x, y):
+        a = torch.sigmoid(x) * y
+        if brk == "print":
+            print("between the graphs")
+        else:
+            torch._dynamo.graph_break()
+        return a.cos() + x, a
+
+    compiled = torch.compile(program, backend="tirc")
+    x, y = torch.randn(6, 7), torch.randn(7)
+    assert_all_close(compiled(x, y), program(x, y))
+    assert len(tirc_compiles) == 2
+
+
+def test_torch_compile_input_update(dynamo):
+    compiled = torch.compile(bump, backend="tirc")
+    x = torch.randn(8)
+    eager_x = x.clone()
+    assert_all_close(compiled(x), bump(eager_x))
+    torch.testing.assert_close(x, eager_x)
+
+
+def test_torch_compile_new_sizes_compile_again(dynamo, tirc_compiles):
+    # The second size makes Dynamo mark the graph dynamic; tirc specialises per size.
+    compiled = torch.compile(gated, backend="tirc")
+    for n in (4, 6, 9, 6):
+        args = [torch.randn(n, 5), torch.randn(5), torch.randn(n, 1)]
+        assert_all_close(compiled(*args), gated(*args))
+    assert len(tirc_compiles) == 3
+
+
+def test_backend_given_fake_example_inputs():
+    gm = torch.fx.symbolic_trace(gated)
+    mode = FakeTensorMode()
+    w = torch.randn(9, 3).t()  # a non-contiguous input keeps its strides
+    args = [torch.randn(3, 9), w, torch.randn(3, 1)]
+    compiled = tirc_backend(gm, [mode.from_tensor(a) for a in args])
+    assert_all_close(compiled(*args), gated(*args))
+
+
+# -- .pt2 files ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def exported(tmp_path):
+    """`exported(model, args)`: the path of a .pt2 file saved by torch.export.save."""
+
+    def save(model, args, name="model.pt2"):
+        path = tmp_path / name
+        torch.export.save(torch.export.export(model, tuple(args)), path)
+        return path
+
+    return save
+
+
+def test_pt2_through_the_cli_as_a_process(exported, tirc_run, tmp_path):
+    torch.manual_seed(0)
+    path = exported(ConvBlock().eval(), [torch.randn(5, 12)])
+    proc = tirc_run(["compile", path.name, "--check"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 2, proc.stderr  # no warnings from torch.export
+    assert re.fullmatch(
+        r"tirc: compiled model.pt2 through memplan \(\d+ kernel\(s\), backend cpp\)", lines[0]
+    )
+    assert lines[1] == "ok: outputs match eager PyTorch"
+
+
+def test_pt2_dump_names_state_inputs_and_user_lines(exported, cli, tmp_path):
+    torch.manual_seed(0)
+    path = exported(ConvBlock().eval(), [torch.randn(5, 12)])
+    code, err = cli("compile", path, "--check", "--dump-after=capture", "--dump-dir", tmp_path / "d")
+    assert code == 0, err
+    text = (tmp_path / "d" / "01-capture.tir").read_text()
+    assert 'source="model.pt2"' in text
+    names = re.findall(r"^input %([\w.]+) :", text, re.M)
+    assert names[:6] == [
+        "lin.weight",
+        "lin.bias",
+        "bn.weight",
+        "bn.bias",
+        "bn.running_mean",
+        "bn.running_var",
+    ]
+    assert names[-1] == "x"
+    line = next(k for k, s in enumerate(open(__file__).read().splitlines(), 1) if "self.bn(self.lin(x))" in s)
+    assert f'loc("{__file__.rsplit("/", 1)[-1]}":{line})' in text
+
+
+def test_pt2_updates_of_buffers_and_inputs(exported, cli, tmp_path):
+    path = exported(Counter(), [torch.randn(6), torch.randn(6)])
+    code, err = cli("compile", path, "--check", "--dump-after=capture", "--dump-dir", tmp_path / "d")
+    assert code == 0, err
+    text = (tmp_path / "d" / "01-capture.tir").read_text()
+    assert re.search(r"^update %count = ", text, re.M) and re.search(r"^update %y = ", text, re.M)
+
+
+def test_pt2_through_tirc_compile(exported):
+    torch.manual_seed(0)
+    path = exported(Counter(), [torch.randn(6), torch.randn(6)])
+    program = load_exported(str(path))
+    ep = torch.export.load(str(path))
+    compiled = tirc.compile(program.fn, program.inputs)
+    reference = ep.module()
+    for _ in range(2):
+        x, y = torch.randn(6), torch.randn(6)
+        eager_y = y.clone()
+        assert_all_close(compiled(x, y), reference(x, eager_y))
+        torch.testing.assert_close(y, eager_y)
+    # the compiled program updated its own copy of the buffer, as eager did its own
+    torch.testing.assert_close(program.fn.state_dict["count"], torch.full((6,), 2.0))
+
+
+def test_pt2_eager_reference_of_a_loaded_program(exported):
+    torch.manual_seed(0)
+    model = ConvBlock().eval()
+    x = torch.randn(5, 12)
+    program = load_exported(str(exported(model, [x])))
+    assert program.name == "model.pt2"
+    torch.testing.assert_close(program.inputs, [x])
+    assert_all_close(list(program.eager(program.inputs)), list(model(x)))
+
+
+class KeywordInputs(torch.nn.Module):
+    def forward(self, x, *, scale, bias):
+        return x * scale + bias
+
+
+def test_pt2_keyword_inputs_in_the_programs_order(tmp_path, cli, recwarn):
+    x, scale, bias = torch.randn(5), torch.randn(5), torch.randn(5)
+    ep = torch.export.export(KeywordInputs(), (x,), {"bias": bias, "scale": scale})
+    torch.export.save(ep, tmp_path / "kw.pt2")
+    program = load_exported(str(tmp_path / "kw.pt2"))
+    assert torch.equal(torch.stack(program.inputs), torch.stack([x, bias, scale]))
+    code, err = cli("compile", tmp_path / "kw.pt2", "--check")
+    assert code == 0, err
+    ours = [w for w in recwarn if "/tirc/" in w.filename or "/lowering/" in w.filename]
+    assert not ours, [str(w.message) for w in ours]
+
+
+def test_pt2_dynamic_shapes_are_an_error(tmp_path, cli):
+    ep = torch.export.export(
+        Gated(),
+        (torch.randn(4, 9), torch.randn(9), torch.randn(4, 1)),
+        dynamic_shapes=({0: torch.export.Dim("n")}, None, {0: torch.export.Dim("n")}),
+    )
+    torch.export.save(ep, tmp_path / "dyn.pt2")
+    code, err = cli("compile", tmp_path / "dyn.pt2")
+    assert code == 2
+    assert err.strip().endswith(
+        "has a dynamic shape; tirc compiles static shapes (export without dynamic_shapes)"
+    )
+
+
+def test_pt2_that_is_not_an_export_is_an_error(tmp_path, cli):
+    (tmp_path / "junk.pt2").write_bytes(b"not a zip file")
+    code, err = cli("compile", tmp_path / "junk.pt2")
+    assert code == 2
+    assert err.startswith(f"{tmp_path / 'junk.pt2'}: error: cannot load it with torch.export.load"), err
+    assert len(err.strip().splitlines()) == 1
+
+
+# -- the command line on programs that update inputs ----------------------------------
+
+BUMP_SOURCE = """import torch
+
+
+def bump(x, y):
+    x.add_(1)
+    y = y * 2
+    y.relu_()
+    return x * y
+
+
+def get_inputs():
+    return [torch.randn(4, 5), torch.randn(4, 5)]
+"""
+
+
+def test_cli_check_of_an_input_update(cli, tmp_path):
+    (tmp_path / "bump.py").write_text(BUMP_SOURCE)
+    code, err = cli(
+        "compile",
+        tmp_path / "bump.py",
+        "--entry",
+        "bump",
+        "--check",
+        "--dump-after=all",
+        "--dump-dir",
+        tmp_path / "d",
+    )
+    assert code == 0, err
+    assert "update %x = %buf" in (tmp_path / "d" / "05-memplan.tir").read_text()
+    code, err = cli("replay", tmp_path / "d" / "02-lower.tir")
+    assert code == 0, err
+
+
+STATEFUL_UPDATE_SOURCE = """import torch
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def forward(self, x, y):
+        self.calls += 1  # traced once: the compiled update adds 1, the eager run 2
+        x.add_(float(self.calls))
+        return y * 2
+
+
+def get_inputs():
+    return [torch.zeros(3), torch.randn(3)]
+"""
+
+
+def test_cli_check_compares_updated_inputs(cli, tmp_path):
+    (tmp_path / "stateful.py").write_text(STATEFUL_UPDATE_SOURCE)
+    code, err = cli("compile", tmp_path / "stateful.py", "--check")
+    assert code == 1, err
+    assert err.splitlines()[-1].startswith("mismatch against eager PyTorch: updated input %x: "), err
