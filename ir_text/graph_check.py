@@ -135,10 +135,14 @@ def check_call(op, env: dict[int, torch.Tensor]) -> None:
 
 
 def _bind_declared(op, env) -> None:
-    """Results with a declared layout (extern nodes) are bound with it."""
+    """Results with a declared layout (extern nodes) are bound with it; after
+    an op without a meta kernel, graph results are bound contiguous."""
     for value in op.results:
         if hasattr(value.type, "strides"):
             bind_meta(value, env)
+        elif id(value) not in env:
+            t = value.type
+            env[id(value)] = torch.empty(t.shape, dtype=TORCH_DTYPES[t.dtype], device="meta")
 
 
 def bind_meta(value, env) -> None:

@@ -163,6 +163,8 @@ def capture(fn, example_inputs, source: str, source_path: str | None, options_pa
             gm = make_fx(functional, decomposition_table=_decompositions(), record_stack_traces=True)(
                 *all_inputs
             )
+        if any(_mutates_an_intermediate(node) for node in gm.graph.nodes):
+            gm = _refunctionalize(gm, all_inputs)
     except TircError:
         raise
     except Exception as err:
@@ -173,6 +175,30 @@ def capture(fn, example_inputs, source: str, source_path: str | None, options_pa
     all_names = [n for n, _ in constants] + all_names
     graph = _convert(gm, all_inputs, all_names, _source_locator(source, source_path))
     return graph.module(source, options_pairs), lifted, specs[-1]
+
+
+def _mutates_an_intermediate(node) -> bool:
+    """An in-place op that a decomposition emitted below functionalization
+    (the copy_ back into an input that functionalization writes is expected)."""
+    if node.op != "call_function" or not _mutates(node.target):
+        return False
+    return not (node.target is torch.ops.aten.copy_.default and node.args[0].op == "placeholder")
+
+
+def _refunctionalize(gm, inputs):
+    """Trace the traced graph again through functionalization, so in-place ops
+    of decompositions (writes into views of `empty`, say, as circular padding
+    does) become functional scatters. The nodes keep their stack traces."""
+    import torch.fx.traceback as fx_traceback
+
+    def run(*args):
+        return torch.fx.Interpreter(gm).run(*args)
+
+    with torch.no_grad(), _without_mkldnn(), fx_traceback.preserve_node_meta():
+        functional = torch.func.functionalize(run, remove="mutations")
+        # No decompositions this time: the graph is core ATen already (and
+        # core's slice_scatter decomposition mis-sizes some negative pads).
+        return make_fx(functional, record_stack_traces=True)(*inputs)
 
 
 @contextlib.contextmanager
@@ -469,7 +495,21 @@ def _graph_op(node, env, locate, target=None) -> GraphOp:
         # Neither lowered nor run through ATen: name the op at the user's line.
         raise TircError(err.message, loc.file if loc else None, loc.line if loc else None) from None
     args = tuple(_convert_arg(a, env, name) for a in node.args)
-    kwargs = tuple(sorted((k, _convert_arg(v, env, name)) for k, v in node.kwargs.items()))
+    kwargs = dict(node.kwargs)
+    if target is not node.target:
+        # The functional overload may lack a default the in-place one had
+        # (bernoulli_.float's p=0.5, bernoulli.p's p): pass such arguments.
+        given = len(node.args)
+        for inplace, functional in zip(
+            node.target._schema.arguments[given:], target._schema.arguments[given:]
+        ):
+            if (
+                inplace.name not in kwargs
+                and inplace.has_default_value()
+                and not functional.has_default_value()
+            ):
+                kwargs[inplace.name] = inplace.default_value
+    kwargs = tuple(sorted((k, _convert_arg(v, env, name)) for k, v in kwargs.items()))
     return GraphOp(results, name, args, kwargs, loc)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sympy
 
-from ir_text import is_float
+from ir_text import FloorDiv, is_float
 
 from .body import compute_dtype
 from .tensors import LTensor, NotLowerable, norm_dim
@@ -195,7 +195,49 @@ def _fill(value_arg: int | None, default=None):
     return rule
 
 
+def _slice_scatter(ctx, op, x, src, dim=0, start=None, end=None, step=1):
+    """`x` with `src` written over x[start:end:step] along `dim`."""
+    out = _out(op)
+    dim = norm_dim(dim, len(x.shape))
+    size = x.shape[dim]
+    start, end, step = slice(start, end, step).indices(size)
+    count = src.shape[dim]
+
+    def body(b):
+        i = b.vars[dim]
+        if count == 0:
+            return b.value(x)
+        position = FloorDiv(i - start, step) if step != 1 else i - start
+        idx = list(b.vars)
+        idx[dim] = sympy.Min(sympy.Max(position, 0), count - 1)
+        inside = b.in_range(i, start, start + (count - 1) * step + 1)
+        if step != 1:
+            offset = b.op("remainder", b.index(i - start), b.const(step, "i64"))
+            on_step = b.op("eq", offset, b.const(0, "i64"))
+            inside = b.op("logical_and", inside, on_step)
+        written = b.cast(b.load_at(src, idx), b.compute)
+        return b.where(inside, written, b.value(x))
+
+    return ctx.pointwise(out.shape, out.dtype, body)
+
+
+def _select_scatter(ctx, op, x, src, dim, index):
+    """`x` with `src` written over x.select(dim, index)."""
+    out = _out(op)
+    dim = norm_dim(dim, len(x.shape))
+    index = index % x.shape[dim]
+
+    def body(b):
+        idx = list(b.vars[:dim]) + list(b.vars[dim + 1 :])
+        on_index = b.op("eq", b.index(b.vars[dim]), b.const(index, "i64"))
+        return b.where(on_index, b.cast(b.load_at(src, idx), b.compute), b.value(x))
+
+    return ctx.pointwise(out.shape, out.dtype, body)
+
+
 INDEXING_RULES = {
+    "aten.slice_scatter.default": _slice_scatter,
+    "aten.select_scatter.default": _select_scatter,
     "aten.gather.default": _gather,
     "aten.index_select.default": _index_select,
     "aten.embedding.default": _embedding,

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from ir_text import Input, Module
+from lowering import fallback_ops
 
 
 def _umask() -> int:
@@ -44,12 +45,14 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise
 
 
-def counts(module: Module) -> dict[str, int]:
+def counts(module: Module) -> dict:
     externs = [n for n in module.nodes if n.kind == "extern"]
     return {
         "buffers": len(module.nodes),
         "kernels": len(module.kernels or ()),
         "extern_calls": len(externs),
+        # ATen ops run as extern calls for want of a lowering (not matmul/conv).
+        "fallback_ops": list(fallback_ops(module)),
         "ops": (
             len(module.graph)
             if module.stage == "capture"

@@ -1,7 +1,7 @@
 """Acceptance run of the lowering over a corpus of benchmark-convention problems.
 
     python tests/acceptance/lowering.py [PROBLEM ...] [-j N] [--timeout S]
-                                        [--backend cpp|triton] [--min-rate R]
+                                        [--backend cpp|triton] [--device cpu|cuda] [--min-rate R]
     make acceptance-lowering
 
 Each problem is a KernelBench-style file under tests/acceptance/problems/<category>/
@@ -120,10 +120,13 @@ def fallbacks_in(dump_dir: Path, by_design: frozenset[str]) -> tuple[str, ...]:
     return tuple(sorted(set(EXTERN.findall(dumps[0].read_text())) - by_design))
 
 
-def run_one(path: Path, backend: str, timeout: float, by_design: frozenset[str]) -> Outcome:
+def run_one(
+    path: Path, backend: str, timeout: float, by_design: frozenset[str], device: str = "cpu"
+) -> Outcome:
     name, category = label(path)
     with tempfile.TemporaryDirectory(prefix="tirc-acceptance-") as dump_dir:
         command = [sys.executable, "-m", "tirc", "compile", str(path), "--check", "--backend", backend]
+        command += ["--device", device]
         command += ["--dump-after", "lower", "--dump-dir", dump_dir]
         start = time.perf_counter()
         # A session of its own, so that a timeout also ends the compiler processes tirc started.
@@ -169,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-j", "--jobs", type=int, default=2, help="problems run in parallel (default 2)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds per problem (default 300)")
     parser.add_argument("--backend", default="cpp", choices=("cpp", "triton"), help="default cpp")
+    parser.add_argument("--device", default="cpu", choices=("cpu", "cuda"), help="default cpu")
     parser.add_argument("--min-rate", type=float, default=0.95, help="pass rate needed to exit 0")
     args = parser.parse_args(argv)
 
@@ -180,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     outcomes: list[Outcome] = []
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         by_design = by_design_externs()
-        futures = [pool.submit(run_one, p, args.backend, args.timeout, by_design) for p in paths]
+        futures = [pool.submit(run_one, p, args.backend, args.timeout, by_design, args.device) for p in paths]
         for done, future in enumerate(as_completed(futures), 1):
             o = future.result()
             outcomes.append(o)

@@ -74,7 +74,11 @@ class _Recurrent(torch.nn.Module):
 def _in_place_in_decompositions(x, t):
     y = x * 2
     y[:, 0] = 5.0
-    return F.cross_entropy(x, t, label_smoothing=0.1), y
+    z = x + 1
+    z[1:4:2] = x[0]
+    z[2] = -1.0
+    s = torch.select_scatter(x, x[0] * 2, 0, 3) + torch.slice_scatter(x, x[:, :2], 1, 3, 7, 2)
+    return F.cross_entropy(x, t, label_smoothing=0.1), y, z, s, F.pad(x[None], (2, 1), "circular")
 
 
 CASES = {
