@@ -149,10 +149,10 @@ class Lowering:
         kwargs = {k: self.value(v) for k, v in op.kwargs}
         try:
             results = self._lowered(op, args, kwargs)
-        except NotLowerable:
+        except (NotLowerable, TypeError):
+            # TypeError: the rule does not take these arguments (an overload
+            # or keyword it does not know); ATen does.
             results = None
-        except TypeError as err:
-            raise _error(op, f"cannot lower {op.target}: {err}") from None
         if results is None:
             results = self.extern(op, args, tuple(sorted(kwargs.items())))
         results = [results] if isinstance(results, LTensor) else list(results)

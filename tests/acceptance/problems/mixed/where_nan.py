@@ -1,0 +1,20 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.m = nn.Identity()
+
+    def forward(self, x):
+        y = torch.log(x)
+        return torch.where(torch.isnan(y), torch.zeros_like(y), y).sum(1)
+
+
+def get_inputs():
+    return [torch.randn(8, 37)]
+
+
+def get_init_inputs():
+    return []
