@@ -26,7 +26,9 @@ def _window(ctx, op, x: LTensor, kernel, stride, padding, dilation, kind, dtype,
     out = op.results[0].type
     n = len(kernel)
     spatial_in = x.shape[-n:]
-    acc = compute_dtype(x.dtype) if kind != "argmax" else compute_dtype(x.dtype)
+    acc = compute_dtype(x.dtype)
+    if acc not in ("f32", "f64"):
+        raise NotLowerable("pooling of an integer tensor")
     b = BodyBuilder(out.shape, acc, kernel)
     lead = list(b.vars[: len(out.shape) - n])
     starts = [b.vars[len(lead) + k] * stride[k] - padding[k] for k in range(n)]
@@ -40,8 +42,6 @@ def _window(ctx, op, x: LTensor, kernel, stride, padding, dilation, kind, dtype,
         mask = cond if mask is None else b.op("logical_and", mask, cond)
     v = b.cast(b.load_at(x, idx), acc)
     fill = float("-inf") if kind in ("max", "argmax") else 0.0
-    if acc not in ("f32", "f64"):
-        raise NotLowerable("pooling of an integer tensor")
     v = b.where(mask, v, b.const(fill))
     r = b.reduce(v, kind)
     if post is not None:

@@ -27,8 +27,10 @@ def reduction(ctx, x: LTensor, dims, keepdim, out_dtype, kind, acc=None, pre=Non
     value in the accumulator dtype `acc`), `reduce kind`, then `post(b, r, ivars)`."""
     acc = acc or compute_dtype(out_dtype)
     rank = len(x.shape)
-    out_shape = [1 if d in dims else s for d, s in enumerate(x.shape)] if keepdim else None
-    out_shape = out_shape if keepdim else [s for d, s in enumerate(x.shape) if d not in dims]
+    if keepdim:
+        out_shape = [1 if d in dims else s for d, s in enumerate(x.shape)]
+    else:
+        out_shape = [s for d, s in enumerate(x.shape) if d not in dims]
     red = [x.shape[d] for d in dims]
     b = BodyBuilder(out_shape, acc, red)
     idx, ivars, rvars = [], iter(b.vars), iter(b.rvars)
