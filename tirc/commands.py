@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import torch
 
 from codegen import random_input
-from ir_text import TircError, print_ir, to_torch
+from ir_text import TircError, parse, print_ir, to_torch
 from lowering import fallback_ops, interpret
 
 from .compare import Mismatch, compare_outputs
@@ -44,9 +45,9 @@ def _report(mismatch, what: str) -> int:
     return EXIT_MISMATCH
 
 
-def _compare(actual, expected, updated: dict[str, tuple]):
+def _compare(actual, expected, updated: dict[str, tuple], reference=None):
     """Outputs first, then the inputs the program updates ({name: (actual, expected)})."""
-    mismatch = compare_outputs(list(actual), list(expected))
+    mismatch = compare_outputs(list(actual), list(expected), reference)
     for name, (a, e) in updated.items():
         if mismatch is not None:
             break
@@ -171,7 +172,21 @@ def _check_dump(module, call, inputs: list[torch.Tensor]) -> int:
     actual = call(list(actual_inputs))
     what = "eager PyTorch" if module.stage == "capture" else "the reference interpreter"
     updated = _updated(module, actual_inputs, expected_inputs)
-    return _report(_compare(actual, expected, updated), what)
+    reference = lambda: _float64_reference(module, inputs)  # noqa: E731
+    return _report(_compare(actual, expected, updated, reference), what)
+
+
+def _float64_reference(module, inputs: list[torch.Tensor]):
+    """The dump's program run in float64 (every f32 of its text made f64), as
+    a reference for float32 outputs; None when that program does not run."""
+    text = print_ir(module)
+    try:
+        wide = parse(re.sub(r"\bf32\b", "f64", text), "float64-reference")
+        with torch.no_grad():
+            outputs = interpret(wide, [x.double() if x.dtype == torch.float32 else x.clone() for x in inputs])
+    except Exception:
+        return None
+    return [o.double() if o.is_floating_point() else o for o in outputs]
 
 
 def replay_command(args) -> int:
