@@ -73,6 +73,25 @@ def _logical_not(b, x):
     return b.op("logical_not", b.value(x))
 
 
+@rule("aten.isinf.default", compute="promote", promote_args=(0,))
+def _isinf(b, x):
+    v = b.value(x)
+    if not b.compute.startswith(("f", "bf")):
+        return b.const(False, "b8")
+    return b.op("eq", b.op("abs", v), b.const(float("inf")))
+
+
+@rule("aten.round.decimals")
+def _round_decimals(b: BodyBuilder, x, decimals=0):
+    """As ATen: round(x * 10^d) / 10^d (and x / 10^-d * 10^-d for d < 0)."""
+    v = b.value(x)
+    if decimals >= 0:
+        scale = b.const(10.0**decimals)
+        return b.op("truediv", b.op("round", b.op("mul", v, scale)), scale)
+    scale = b.const(10.0 ** (-decimals))
+    return b.op("mul", b.op("round", b.op("truediv", v, scale)), scale)
+
+
 @rule("aten.isnan.default", compute="promote", promote_args=(0,))
 def _isnan(b, x):
     return b.op("isnan", b.value(x))

@@ -248,6 +248,25 @@ def repeat(x: LTensor, repeats) -> LTensor:
     return x.derive(shape, fn)
 
 
+def unfold(x: LTensor, dim: int, size: int, step: int) -> LTensor:
+    """Windows of `size` every `step` along `dim`, as a new last dimension."""
+    rank = len(x.shape)
+    dim = norm_dim(dim, rank) if rank else 0
+    if not x.shape:
+        return x.derive((size,), lambda idx: ())
+    count = (x.shape[dim] - size) // step + 1
+    shape = list(x.shape)
+    shape[dim] = count
+    shape.append(size)
+
+    def fn(idx):
+        out = list(idx[:-1])
+        out[dim] = idx[dim] * step + idx[-1]
+        return tuple(out)
+
+    return x.derive(shape, fn)
+
+
 def split_with_sizes(x: LTensor, sizes, dim: int = 0) -> tuple[LTensor, ...]:
     parts, start = [], 0
     for size in sizes:
@@ -292,7 +311,22 @@ VIEWS: dict[str, Callable] = {
     "aten.split_with_sizes.default": split_with_sizes,
     "aten.split.Tensor": split,
     "aten.unbind.int": unbind,
+    "aten.unfold.default": unfold,
 }
+# The *_copy variants (what functionalization with views removed, and some
+# exports, emit) have the values of their views; a view is no copy here.
+_COPY_VARIANTS = (
+    "permute expand unsqueeze squeeze slice select view alias t transpose diagonal "
+    "split_with_sizes split unbind unfold as_strided"
+).split()
+
+
+def _copy_variant(target: str) -> str:
+    namespace, name, overload = target.split(".")
+    return f"{namespace}.{name}_copy.{overload}"
+
+
+VIEWS.update({_copy_variant(t): VIEWS[t] for t in list(VIEWS) if t.split(".")[1] in _COPY_VARIANTS})
 
 
 def _swapped(rank: int, a: int, b: int) -> list[int]:

@@ -169,6 +169,17 @@ CASES = {
         lambda: [torch.randn(3, 7), torch.randn(3, 7), torch.randint(-9, 9, (11,))],
         True,
     ),
+    "unfold_copies_isinf_round": (
+        lambda x: (
+            x.unfold(1, 3, 2) * 2,
+            torch.ops.aten.view_copy.default(x, [3, 14]) + 1,
+            torch.ops.aten.permute_copy.default(x, [1, 0]) * 3,
+            torch.isinf(x / (x - x[0])),
+            torch.round(x * 40, decimals=1),
+        ),
+        lambda: [torch.randn(6, 7)],
+        True,
+    ),
     "arange_and_fills": (
         lambda x: (x + torch.arange(x.shape[1]), torch.full_like(x, 2.5), torch.zeros_like(x) + 1),
         lambda: [torch.randn(4, 37)],
