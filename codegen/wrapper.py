@@ -9,7 +9,7 @@ import black
 import math
 
 from ir_text import Device, Enum, Module, Value, enum_value, to_torch, value_names
-from scheduler import is_extern_kernel, users
+from scheduler import extern_kernels, users
 
 from . import cpp, triton
 from .kernel_plan import identifiers, plan_kernel
@@ -45,10 +45,9 @@ def generate(module: Module, backend: str, device: str) -> str:
     names = value_names(module)
     ids = identifiers(names)
     user_map = users(module)
+    externs = extern_kernels(module)
     plans = [
-        plan_kernel(module, k, names, ids, user_map)
-        for k in module.kernels
-        if not is_extern_kernel(module, k)
+        plan_kernel(module, k, names, ids, user_map) for k in module.kernels if k.name.name not in externs
     ]
     lines = _header(module, backend, device)
     if backend == "cpp":

@@ -455,33 +455,19 @@ def _mutates(target) -> bool:
     return any(a.alias_info is not None and a.alias_info.is_write for a in target._schema.arguments)
 
 
-def _functional(target):
-    """The out-of-place overload of an in-place op (`aten.div_.Scalar` ->
-    `aten.div.Scalar`), or None when `target` mutates nothing (or has none).
-    Decompositions run below functionalization and may emit in-place ops."""
-    args = target._schema.arguments
-    if not args or args[0].alias_info is None or not args[0].alias_info.is_write:
-        return None
-    if not target._opname.endswith("_"):
-        return None
-    packet = getattr(getattr(torch.ops, target.namespace), target._opname[:-1], None)
-    if packet is None:
-        return None
-    same = getattr(packet, target._overloadname, None)
-    if same is not None:
-        return same
-    # Overload names differ at times (transpose_.default, transpose.int): the
-    # one taking the same arguments.
-    names = [a.name for a in args]
-    for overload in packet.overloads():
-        candidate = getattr(packet, overload)
-        if [a.name for a in candidate._schema.arguments] == names:
-            return candidate
-    return None
+def _mutation_error(node, locate) -> TircError:
+    """Capture re-functionalizes graphs whose decompositions mutate (see
+    _refunctionalize), so a mutation left here is one tirc cannot follow."""
+    loc = locate(node)
+    return TircError(
+        f"{_op_name(node.target)} mutates a tensor that is not an input; tirc cannot follow it",
+        loc.file if loc else None,
+        loc.line if loc else None,
+    )
 
 
-def _graph_op(node, env, locate, target=None) -> GraphOp:
-    target = target or node.target
+def _graph_op(node, env, locate) -> GraphOp:
+    target = node.target
     if not isinstance(target, torch._ops.OpOverload):
         raise TircError(f"unsupported call to {target} in the traced graph")
     name = _op_name(target)
@@ -495,21 +481,7 @@ def _graph_op(node, env, locate, target=None) -> GraphOp:
         # Neither lowered nor run through ATen: name the op at the user's line.
         raise TircError(err.message, loc.file if loc else None, loc.line if loc else None) from None
     args = tuple(_convert_arg(a, env, name) for a in node.args)
-    kwargs = dict(node.kwargs)
-    if target is not node.target:
-        # The functional overload may lack a default the in-place one had
-        # (bernoulli_.float's p=0.5, bernoulli.p's p): pass such arguments.
-        given = len(node.args)
-        for inplace, functional in zip(
-            node.target._schema.arguments[given:], target._schema.arguments[given:]
-        ):
-            if (
-                inplace.name not in kwargs
-                and inplace.has_default_value()
-                and not functional.has_default_value()
-            ):
-                kwargs[inplace.name] = inplace.default_value
-    kwargs = tuple(sorted((k, _convert_arg(v, env, name)) for k, v in kwargs.items()))
+    kwargs = tuple(sorted((k, _convert_arg(v, env, name)) for k, v in node.kwargs.items()))
     return GraphOp(results, name, args, kwargs, loc)
 
 
@@ -525,42 +497,21 @@ def _convert(gm, inputs, names, locate) -> _Graph:
         device = "cuda" if tensor.device.type == "cuda" else tensor.device.type
         graph.inputs.append(Input(value, device, k))
         env[node] = value
-    env_inputs = dict(env)
     for node in gm.graph.nodes:
         if node.op == "call_function" and node.target is torch.ops.aten.copy_.default:
-            destination = node.args[0]
-            if destination.op == "placeholder":
-                # Functionalization's copy back into a mutated input.
-                target = env_inputs[destination]
-                graph.updates = [u for u in graph.updates if u[0] is not target]
-                graph.updates.append(_update(target, env[node.args[1]]))
-                env[node] = target
-            else:
-                # A decomposition's copy into an intermediate: aten.copy is its functional form.
-                op = _graph_op(node, env, locate, torch.ops.aten.copy.default)
-                graph.ops.append(op)
-                env[node] = env[destination] = op.results[0]
+            if node.args[0].op != "placeholder":
+                raise _mutation_error(node, locate)
+            # Functionalization's copy back into a mutated input.
+            target = env[node.args[0]]
+            graph.updates = [u for u in graph.updates if u[0] is not target]
+            graph.updates.append(_update(target, env[node.args[1]]))
+            env[node] = target
         elif node.op == "call_function" and node.target is operator.getitem:
             env[node] = env[node.args[0]][node.args[1]]
         elif node.op == "call_function" and node.meta.get("val") is None and not node.users:
             continue  # a check with no result (aten._linalg_check_errors)
-        elif node.op == "call_function" and _functional(node.target) is not None:
-            # An in-place op left by a decomposition: its functional form, and
-            # later uses of the mutated tensor see the new value.
-            op = _graph_op(node, env, locate, _functional(node.target))
-            graph.ops.append(op)
-            mutated = node.args[0]
-            env[node] = env[mutated] = op.results[0]
-            if mutated.op == "placeholder":
-                graph.updates = [u for u in graph.updates if u[0] is not env_inputs[mutated]]
-                graph.updates.append(_update(env_inputs[mutated], op.results[0]))
         elif node.op == "call_function" and _mutates(node.target):
-            loc = locate(node)
-            raise TircError(
-                f"{_op_name(node.target)} mutates a tensor and has no functional form tirc could use",
-                loc.file if loc else None,
-                loc.line if loc else None,
-            )
+            raise _mutation_error(node, locate)
         elif node.op == "call_function":
             op = _graph_op(node, env, locate)
             graph.ops.append(op)

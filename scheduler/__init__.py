@@ -2,7 +2,7 @@
 
 from .deps import compute_facts, node_group, node_reads, users, write_index
 from .fusion import fuse
-from .memplan import KernelIO, check_memplan, is_extern_kernel, kernel_io, plan_memory
+from .memplan import KernelIO, check_memplan, extern_kernels, kernel_io, plan_memory
 from .plan_check import check_plan
 from .schedule import check_facts, schedule
 
@@ -16,7 +16,7 @@ __all__ = [
     "KernelIO",
     "check_memplan",
     "kernel_io",
-    "is_extern_kernel",
+    "extern_kernels",
     "plan_memory",
     "check_plan",
     "check_facts",

@@ -42,9 +42,10 @@ def kernel_io(module: Module, kernel, user_map=None) -> KernelIO:
     return KernelIO(tuple(ins), outs)
 
 
-def is_extern_kernel(module: Module, kernel) -> bool:
-    by_id = {id(n.result): n for n in module.nodes}
-    return any(by_id[id(v)].kind == "extern" for v in kernel.nodes)
+def extern_kernels(module: Module) -> frozenset[str]:
+    """The names of the kernels that hold an extern call (and nothing else)."""
+    externs = {id(n.result) for n in module.nodes if n.kind == "extern"}
+    return frozenset(k.name.name for k in module.kernels if any(id(v) in externs for v in k.nodes))
 
 
 def plan_memory(module: Module, ctx=None) -> Module:
@@ -55,9 +56,10 @@ def plan_memory(module: Module, ctx=None) -> Module:
         for v in io.inputs:
             last_reader[id(v)] = n
     outputs = {id(v) for v in returned(module)}
+    externs = extern_kernels(module)
     lines: list[WrapperLine] = []
     for n, (kernel, io) in enumerate(zip(module.kernels, ios)):
-        if is_extern_kernel(module, kernel):
+        if kernel.name.name in externs:
             lines.append(WrapperLine("extern", kernel.name, io.inputs, io.outputs))
         else:
             lines += [WrapperLine("alloc", None, (v,)) for v in io.outputs]
@@ -85,6 +87,7 @@ class _WrapperSimulation:
         self.freed: set[int] = set()
         self.launched: list = []
         self.kernels = {k.name.name: k for k in module.kernels}
+        self.externs = extern_kernels(module)
 
     def name(self, v) -> str:
         return self.names[id(v)]
@@ -107,7 +110,7 @@ class _WrapperSimulation:
 
     def extern(self, line) -> None:
         kernel = self.kernels[line.kernel.name]
-        if not is_extern_kernel(self.m, kernel):
+        if kernel.name.name not in self.externs:
             raise error_at(line.pos, f"[extern-line] @{kernel.name.name} is a loop kernel: it is launched")
         for v in line.results:
             if id(v) in self.allocated:
@@ -119,7 +122,7 @@ class _WrapperSimulation:
     def launch(self, line, extern: bool = False) -> None:
         kernel = self.kernels[line.kernel.name]
         label = f"@{kernel.name.name}"
-        if not extern and is_extern_kernel(self.m, kernel):
+        if not extern and kernel.name.name in self.externs:
             raise error_at(line.pos, f"[extern-line] {label} is an extern call: write `extern {label}(...)`")
         self._check_order(line, kernel, label)
         io = kernel_io(self.m, kernel, self.user_map)

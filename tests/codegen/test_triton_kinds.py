@@ -13,6 +13,7 @@ import torch.nn.functional as F
 
 import codegen.triton
 import tirc
+from matching import assert_matches
 from codegen import load_output_code
 from ir_text import parse
 from lowering import interpret
@@ -20,25 +21,6 @@ from tirc.cli import main
 
 # The Triton interpreter warns about lanes that are masked off or hold NaN on purpose.
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-TOL = {
-    torch.float32: (1e-5, 1e-5),
-    torch.float64: (1e-7, 1e-7),
-    torch.float16: (1e-3, 1e-3),
-    torch.bfloat16: (1.6e-2, 1e-2),
-}
-
-
-def assert_matches(actual, expected):
-    if isinstance(expected, (tuple, list)):
-        assert len(actual) == len(expected)
-        for a, e in zip(actual, expected):
-            assert_matches(a, e)
-        return
-    assert actual.dtype == expected.dtype, f"dtype {actual.dtype}, expected {expected.dtype}"
-    assert actual.shape == expected.shape, f"shape {tuple(actual.shape)}, expected {tuple(expected.shape)}"
-    rtol, atol = TOL.get(expected.dtype, (0.0, 0.0))
-    torch.testing.assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
 
 
 def ties_and_nans(shape, dim, dtype=torch.float32):
