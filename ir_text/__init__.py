@@ -34,7 +34,7 @@ from .model import (
     Value,
     WrapperLine,
 )
-from .body_ops import BODY_OPS
+from .body_ops import BODY_OPS, REDUCTION_RESULT
 from .equality import structurally_equal
 from .parser import parse
 from .printer import VERSION, format_attrs, format_fact, format_literal, print_ir, value_names
@@ -58,6 +58,7 @@ __all__ = [
     "Mod",
     "Module",
     "NodeFacts",
+    "REDUCTION_RESULT",
     "Refusal",
     "STAGES",
     "Symbol",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sympy
 
-from ir_text import BODY_OPS, BodyOp, Enum, Value, index_var, is_float, loop_vars
+from ir_text import BODY_OPS, REDUCTION_RESULT, BodyOp, Enum, Value, index_var, is_float, loop_vars
 
 from .tensors import LTensor
 
@@ -105,7 +105,7 @@ class BodyBuilder:
         return index_var(name)
 
     def reduce(self, v: Value, kind: str) -> Value:
-        dtype = {"argmax": "i64", "argmin": "i64", "any": "b8", "all": "b8"}.get(kind, v.type)
+        dtype = REDUCTION_RESULT.get(kind, v.type)
         return self._emit("reduce", (v,), dtype, (("reduction", Enum(kind)),))
 
     def scan(self, v: Value, kind: str, dim: int) -> Value:
