@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ir_text import IndexStyle, render_index
 
-from .kernel_plan import Compute, KernelPlan, Load, Reduce, Scan, Store
+from .kernel_plan import Compute, KernelPlan, Load, Loop, Reduce, Scan, Store
 
 C_TYPES = {
     "b8": "bool",
@@ -227,7 +227,8 @@ def _signature(plan: KernelPlan) -> list[str]:
     params = []
     for k, (name, dtype) in enumerate(plan.params):
         const = "const " if k < plan.num_inputs else ""
-        params.append(f"{const}{C_TYPES[dtype]}* __restrict__ p_{name}")
+        restrict = "" if name in plan.aliased else "__restrict__ "
+        params.append(f"{const}{C_TYPES[dtype]}* {restrict}p_{name}")
     return [
         f"// {plan.name}: {', '.join(plan.nodes)}",
         f'extern "C" void {plan.name}({", ".join(params)}) {{',
@@ -280,21 +281,29 @@ def _close_loops(lines, depth: int, count: int) -> int:
 
 def render_kernel(plan: KernelPlan) -> str:
     lines = _signature(plan)
-    reduce = next((s for s in plan.statements if isinstance(s, Reduce)), None)
     scan = next((s for s in plan.statements if isinstance(s, Scan)), None)
-    if reduce is not None:
-        _reduction_body(plan, reduce, lines)
-    elif scan is not None:
+    if scan is not None:
         _scan_body(plan, scan, lines)
     else:
-        loops = [(f"i{k}", s) for k, s in enumerate(plan.ranges)]
-        depth = _open_loops(lines, loops, 1, _numel(plan.ranges) >= PARALLEL_MIN_NUMEL)
-        body = _Body(lines)
-        for stmt in plan.statements:
-            body.statement(stmt, "  " * depth)
-        _close_loops(lines, depth, len(loops))
+        _row_body(plan, lines)
     lines.append("}")
     return "\n".join(lines)
+
+
+def _row_body(plan: KernelPlan, lines: list[str]) -> None:
+    """Loops over the rows (OpenMP across the outer one); per row, the plan's
+    steps: statements, and passes over the r-variables that accumulate."""
+    outer = [(f"i{k}", s) for k, s in enumerate(plan.ranges)]
+    total = _numel(plan.ranges) * _numel(plan.reduction)
+    parallel = len(outer) > 0 and _numel(plan.ranges) > 1 and total >= PARALLEL_MIN_NUMEL
+    depth = _open_loops(lines, outer, 1, parallel)
+    body = _Body(lines)
+    for step in plan.steps:
+        if isinstance(step, Loop):
+            _pass(plan, step, body, depth)
+        else:
+            body.statement(step, "  " * depth)
+    _close_loops(lines, depth, len(outer))
 
 
 # Accumulator start values and combining steps per reduction kind; {acc} is
@@ -325,48 +334,43 @@ def _rindex(sizes) -> str:
     return text or "0"
 
 
-def _reduction_body(plan: KernelPlan, reduce: Reduce, lines: list[str]) -> None:
-    cut = plan.statements.index(reduce)
-    outer = [(f"i{k}", s) for k, s in enumerate(plan.ranges)]
+def _pass(plan: KernelPlan, loop: Loop, body: "_Body", depth: int) -> None:
+    """One pass over the r-variables: accumulators before it, results after."""
+    lines = body.lines
+    pad = "  " * depth
+    reduces = [s for s in loop.statements if isinstance(s, Reduce)]
+    for reduce in reduces:
+        acc_type = C_TYPES[reduce.arg_dtype]
+        acc = f"acc_{reduce.var}"
+        if reduce.kind in ("argmax", "argmin"):
+            lines.append(f"{pad}{acc_type} {acc} = 0;")
+            lines.append(f"{pad}int64_t {acc}_index = 0;")
+            lines.append(f"{pad}bool {acc}_first = true;")
+        else:
+            lines.append(f"{pad}{acc_type} {acc} = {_INIT[reduce.kind].format(T=acc_type)};")
     inner = [(f"r{k}", s) for k, s in enumerate(plan.reduction)]
-    parallel = (
-        len(outer) > 0
-        and _numel(plan.ranges) > 1
-        and (_numel(plan.ranges) * _numel(plan.reduction) >= PARALLEL_MIN_NUMEL)
-    )
-    depth = _open_loops(lines, outer, 1, parallel)
-    pad = "  " * depth
-    acc_type = C_TYPES[reduce.arg_dtype]
-    acc = f"acc_{reduce.var}"
-    if reduce.kind in ("argmax", "argmin"):
-        better = "tirc_better_max" if reduce.kind == "argmax" else "tirc_better_min"
-        lines.append(f"{pad}{acc_type} {acc} = 0;")
-        lines.append(f"{pad}int64_t {acc}_index = 0;")
-        lines.append(f"{pad}bool {acc}_first = true;")
-    else:
-        lines.append(f"{pad}{acc_type} {acc} = {_INIT[reduce.kind].format(T=acc_type)};")
     depth = _open_loops(lines, inner, depth, False)
-    body = _Body(lines)
-    for stmt in plan.statements[:cut]:
-        body.statement(stmt, "  " * depth)
     ipad = "  " * depth
-    if reduce.kind in ("argmax", "argmin"):
-        lines.append(f"{ipad}if ({acc}_first || {better}({reduce.arg}, {acc})) {{")
-        lines.append(f"{ipad}  {acc} = {reduce.arg};")
-        lines.append(f"{ipad}  {acc}_index = {_rindex(plan.reduction)};")
-        lines.append(f"{ipad}  {acc}_first = false;")
-        lines.append(f"{ipad}}}")
-        result = f"{acc}_index"
-    else:
-        lines.append(ipad + _COMBINE[reduce.kind].format(acc=acc, v=reduce.arg))
-        result = acc
+    for stmt in loop.statements:
+        if not isinstance(stmt, Reduce):
+            body.statement(stmt, ipad)
+            continue
+        acc = f"acc_{stmt.var}"
+        if stmt.kind in ("argmax", "argmin"):
+            better = "tirc_better_max" if stmt.kind == "argmax" else "tirc_better_min"
+            lines.append(f"{ipad}if ({acc}_first || {better}({stmt.arg}, {acc})) {{")
+            lines.append(f"{ipad}  {acc} = {stmt.arg};")
+            lines.append(f"{ipad}  {acc}_index = {_rindex(plan.reduction)};")
+            lines.append(f"{ipad}  {acc}_first = false;")
+            lines.append(f"{ipad}}}")
+        else:
+            lines.append(ipad + _COMBINE[stmt.kind].format(acc=acc, v=stmt.arg))
     depth = _close_loops(lines, depth, len(inner))
-    pad = "  " * depth
-    lines.append(f"{pad}{C_TYPES[reduce.dtype]} {reduce.var} = {result};")
-    body.dtypes[reduce.var] = reduce.dtype
-    for stmt in plan.statements[cut + 1 :]:
-        body.statement(stmt, pad)
-    _close_loops(lines, depth, len(outer))
+    for reduce in reduces:
+        acc = f"acc_{reduce.var}"
+        result = f"{acc}_index" if reduce.kind in ("argmax", "argmin") else acc
+        lines.append(f"{pad}{C_TYPES[reduce.dtype]} {reduce.var} = {result};")
+        body.dtypes[reduce.var] = reduce.dtype
 
 
 def _scan_body(plan: KernelPlan, scan: Scan, lines: list[str]) -> None:

@@ -11,8 +11,10 @@ import keyword
 import re
 from dataclasses import dataclass
 
+import sympy
+
 from ir_text import Module, index_var
-from scheduler import kernel_io, write_index
+from scheduler import kernel_io, kernel_space
 
 
 @dataclass(frozen=True)
@@ -64,14 +66,39 @@ class Scan:
 
 
 @dataclass(frozen=True)
+class Loop:
+    """One pass over the r-variables, per row: its statements run per (row,
+    reduced element); each Reduce in it defines its var after the pass."""
+
+    statements: tuple
+
+
+@dataclass(frozen=True)
 class KernelPlan:
     name: str
     ranges: tuple[int, ...]
     reduction: tuple[int, ...]  # r-variable ranges (a reduction kernel), else ()
     params: tuple[tuple[str, str], ...]  # (name, dtype): inputs then outputs
     num_inputs: int
-    statements: tuple
+    # Per row (each point of `ranges`), in order: statements, and Loops over
+    # the r-variables. A pointwise or scan kernel has no Loop.
+    steps: tuple
     nodes: tuple[str, ...]  # IR names of the nodes, for comments
+    # Params that share storage with another (an output written in place
+    # over an input): they must not be declared non-aliasing.
+    aliased: frozenset[str] = frozenset()
+
+    @property
+    def statements(self) -> tuple:
+        """Every statement, loops flattened, in order."""
+        out = []
+        for step in self.steps:
+            out += step.statements if isinstance(step, Loop) else [step]
+        return tuple(out)
+
+    @property
+    def loops(self) -> tuple:
+        return tuple(step for step in self.steps if isinstance(step, Loop))
 
 
 _RESERVED = set(keyword.kwlist) | {
@@ -141,20 +168,44 @@ def identifiers(names: dict[int, str]) -> dict[int, str]:
     return out
 
 
-def plan_kernel(module: Module, kernel, names: dict[int, str], ids: dict[int, str], user_map) -> KernelPlan:
+def plan_kernel(
+    module: Module, kernel, names: dict[int, str], ids: dict[int, str], user_map, in_place=frozenset()
+) -> KernelPlan:
+    """The statements of a kernel; `in_place` holds the ids of buffers that
+    share storage (an input and the output written over it)."""
     io = kernel_io(module, kernel, user_map)
     by_id = {id(n.result): n for n in module.nodes}
-    outputs = {id(v) for v in io.outputs}
+    nodes = [by_id[id(v)] for v in kernel.nodes]
+    space = kernel_space(nodes, names)
+    statements = _statements(nodes, space, {id(v) for v in io.outputs}, ids)
+    params = tuple((ids[id(v)], v.type.dtype) for v in io.inputs + io.outputs)
+    return KernelPlan(
+        kernel.name.name,
+        space.ranges,
+        space.reduction,
+        params,
+        len(io.inputs),
+        _schedule(statements, space),
+        tuple(names[id(v)] for v in kernel.nodes),
+        frozenset(ids[key] for key in in_place),
+    )
+
+
+def _statements(nodes, space, outputs: set[int], ids) -> list:
+    """The kernel's statements over its own loop variables, node by node;
+    loads of a buffer computed in the kernel take the producer's value."""
     stored: dict[int, str] = {}
     statements = []
     counter = 0
     indirect = 0
-    for v in kernel.nodes:
-        node = by_id[id(v)]
+    variables = space.variables
+    for node in nodes:
+        place = space.places[id(node)]
         local: dict[int, str] = {}
         # Indirect index symbols are per body in the IR (ind0, ...); in the
         # kernel they are renumbered so fused bodies cannot collide.
         renamed: dict = {}
+
         for op in node.body:
             if op.op == "indirect":
                 name = f"ind{indirect}"
@@ -165,9 +216,11 @@ def plan_kernel(module: Module, kernel, names: dict[int, str], ids: dict[int, st
                 continue
             if op.op == "store":
                 var = local[id(op.operands[0])]
-                stored[id(v)] = var
-                if id(v) in outputs:
-                    statements.append(Store(ids[id(v)], write_index(node), var, v.type.dtype))
+                stored[id(node.result)] = var
+                if id(node.result) in outputs:
+                    statements.append(
+                        Store(ids[id(node.result)], space.write_index(node), var, node.result.type.dtype)
+                    )
                 continue
             if op.op == "load" and id(op.operands[0]) in stored:
                 local[id(op.result)] = stored[id(op.operands[0])]
@@ -177,10 +230,10 @@ def plan_kernel(module: Module, kernel, names: dict[int, str], ids: dict[int, st
             local[id(op.result)] = var
             if op.op == "load":
                 source = op.operands[0]
-                index = op.attr("index").xreplace(renamed)
+                index = place.apply(sympy.sympify(op.attr("index")).xreplace(renamed), variables)
                 statements.append(Load(var, ids[id(source)], index, op.result.type))
             elif op.op == "index":
-                index = op.attr("index").xreplace(renamed)
+                index = place.apply(sympy.sympify(op.attr("index")).xreplace(renamed), variables)
                 statements.append(Compute(var, "index", (), "i64", (("index", index),)))
             elif op.op == "reduce":
                 arg = op.operands[0]
@@ -193,14 +246,85 @@ def plan_kernel(module: Module, kernel, names: dict[int, str], ids: dict[int, st
             else:
                 args = tuple(local[id(a)] for a in op.operands)
                 statements.append(Compute(var, op.op, args, op.result.type, op.attrs))
-    params = tuple((ids[id(v)], v.type.dtype) for v in io.inputs + io.outputs)
-    first = by_id[id(kernel.nodes[0])]
-    return KernelPlan(
-        kernel.name.name,
-        tuple(first.ranges),
-        tuple(first.reduction_ranges),
-        params,
-        len(io.inputs),
-        tuple(statements),
-        tuple(names[id(v)] for v in kernel.nodes),
-    )
+    return statements
+
+
+def _uses(stmt) -> list[str]:
+    """The statement vars a statement reads (indirect indices included)."""
+    if isinstance(stmt, (Load, Store)) or (isinstance(stmt, Compute) and stmt.op == "index"):
+        index = stmt.index if not isinstance(stmt, Compute) else dict(stmt.attrs)["index"]
+        names = sorted(s.name for s in sympy.sympify(index).free_symbols if s.name.startswith("ind"))
+        return names + ([stmt.var] if isinstance(stmt, Store) else [])
+    if isinstance(stmt, (Reduce, Scan)):
+        return [stmt.arg]
+    return list(stmt.args)
+
+
+def _reads_r(stmt) -> bool:
+    index = None
+    if isinstance(stmt, (Load, Store)):
+        index = stmt.index
+    elif isinstance(stmt, Compute) and stmt.op == "index":
+        index = dict(stmt.attrs)["index"]
+    return index is not None and any(s.name.startswith("r") for s in sympy.sympify(index).free_symbols)
+
+
+def _schedule(statements: list, space) -> tuple:
+    """Steps per row: statements that do not vary along the r-variables run
+    once per row (hoisted), as soon as the reductions they need are done;
+    the others run in Loop p, the first pass after the reductions they need.
+    A per-element value needed in several passes is recomputed in each
+    (no buffer), as Inductor's looped reductions reload their inputs."""
+    if not any(isinstance(s, Reduce) for s in statements):
+        return tuple(statements)
+    elem: set[str] = set()  # vars that vary along the r-variables
+    ready: dict[str, int] = {}  # var -> the pass after which it exists (0: before any)
+    defining: dict[str, object] = {}
+    passes = 0
+    pass_of: dict[int, int] = {}
+    for stmt in statements:
+        uses = _uses(stmt)
+        after = max((ready[u] for u in uses), default=0)
+        if isinstance(stmt, Reduce):
+            pass_of[id(stmt)] = after + 1
+            ready[stmt.var] = after + 1
+            passes = max(passes, after + 1)
+            continue
+        varies = _reads_r(stmt) or any(u in elem for u in uses)
+        if isinstance(stmt, Store):
+            if varies:
+                pass_of[id(stmt)] = after + 1
+                passes = max(passes, after + 1)
+            else:
+                pass_of[id(stmt)] = -after  # a per-row store, after pass `after`
+            continue
+        defining[stmt.var] = stmt
+        ready[stmt.var] = after
+        if varies:
+            elem.add(stmt.var)
+    steps: list = [s for s in statements if _row_step(s, elem, ready, pass_of) == 0]
+    for p in range(1, passes + 1):
+        roots = [s for s in statements if pass_of.get(id(s)) == p]
+        needed: set[int] = set()
+        stack = [u for s in roots for u in _uses(s)]
+        while stack:
+            var = stack.pop()
+            stmt = defining.get(var)
+            if var in elem and stmt is not None and id(stmt) not in needed:
+                needed.add(id(stmt))
+                stack.extend(_uses(stmt))
+        steps.append(Loop(tuple(s for s in statements if id(s) in needed or pass_of.get(id(s)) == p)))
+        steps += [s for s in statements if _row_step(s, elem, ready, pass_of) == p]
+    return tuple(steps)
+
+
+def _row_step(stmt, elem: set[str], ready: dict[str, int], pass_of: dict[int, int]) -> int | None:
+    """After which pass a per-row statement runs (None: it runs in a Loop)."""
+    if isinstance(stmt, Reduce):
+        return None
+    if isinstance(stmt, Store):
+        p = pass_of[id(stmt)]
+        return -p if p <= 0 else None
+    if stmt.var in elem:
+        return None
+    return ready[stmt.var]

@@ -25,7 +25,7 @@ import torch
 
 from ir_text import FloorDiv, IndexStyle, Mod, render_index, to_torch
 
-from .kernel_plan import Compute, KernelPlan, Load, Reduce, Scan, Store
+from .kernel_plan import Compute, KernelPlan, Load, Loop, Reduce, Scan, Store
 
 TL_TYPES = {
     "b8": "tl.int1",
@@ -479,19 +479,19 @@ def _names(variables) -> frozenset[str]:
 
 def render_kernel(plan: KernelPlan) -> str:
     kernel = _Kernel(plan)
-    inner = _inner_statement(plan)
-    if isinstance(inner, Reduce):
-        lines = _reduction_kernel(kernel, inner)
-    elif isinstance(inner, Scan):
-        lines = _scan_kernel(kernel, inner)
+    scan = _scan_statement(plan)
+    if plan.loops:
+        lines = _reduction_kernel(kernel)
+    elif scan is not None:
+        lines = _scan_kernel(kernel, scan)
     else:
         lines = _pointwise_kernel(kernel)
     return "\n".join(lines)
 
 
-def _inner_statement(plan: KernelPlan):
-    """The kernel's reduction or scan (a kernel holds at most one), or None."""
-    return next((s for s in plan.statements if isinstance(s, (Reduce, Scan))), None)
+def _scan_statement(plan: KernelPlan):
+    """The kernel's scan (a scan kernel holds one), or None."""
+    return next((s for s in plan.statements if isinstance(s, Scan)), None)
 
 
 def _pointwise_kernel(kernel: _Kernel) -> list[str]:
@@ -503,43 +503,69 @@ def _pointwise_kernel(kernel: _Kernel) -> list[str]:
     return lines
 
 
-def _reduction_kernel(kernel: _Kernel, reduce: Reduce) -> list[str]:
+def _reduction_kernel(kernel: _Kernel) -> list[str]:
+    """A block of XBLOCK rows; per-row statements on [XBLOCK, 1] columns, and
+    one loop over the r-variables, RBLOCK at a time, per pass of the plan."""
     plan = kernel.plan
-    cut = plan.statements.index(reduce)
     outputs = [(f"i{k}", s) for k, s in enumerate(plan.ranges)]
     reduced = [(f"r{k}", s) for k, s in enumerate(plan.reduction)]
     loop = _Tile("[XBLOCK, RBLOCK]", "mask", (_names(outputs), _names(reduced)))
     column = _Tile("[XBLOCK, 1]", "xmask", (_names(outputs),))
+    lines = kernel.header(["xnumel", "rnumel"], ["XBLOCK", "RBLOCK"]) + kernel.xindex("[:, None]")
+    lines += _unflatten("xindex", outputs, "    ")
+    for step in plan.steps:
+        if isinstance(step, Loop):
+            lines += _reduction_pass(kernel, step, loop, reduced)
+        else:
+            lines.append("    " + kernel.statement(step, column))
+    return lines
+
+
+def _reduction_pass(kernel: _Kernel, pass_: Loop, loop: _Tile, reduced) -> list[str]:
+    reduces = [(s, *_accumulator(s)) for s in pass_.statements if isinstance(s, Reduce)]
+    lines = []
+    for reduce, kind, acc_dtype, _ in reduces:
+        acc = f"acc_{reduce.var}"
+        lines.append(f"    {acc} = {_full(loop.shape, _identity(kind, acc_dtype), acc_dtype)}")
+        if kind in _BETTER:
+            # Index 0 with the identity is right when no lane finds better: then
+            # every element is the identity (or there are none), and the first is 0.
+            lines.append(f"    {acc}_index = tl.zeros({loop.shape}, tl.int64)")
+    lines.append("    for roffset in range(0, rnumel, RBLOCK):")
+    lines += kernel.rindex()
+    lines += _unflatten("rindex", reduced, "        ")
+    by_stmt = {id(r): (kind, value) for r, kind, _, value in reduces}
+    for stmt in pass_.statements:
+        if not isinstance(stmt, Reduce):
+            lines.append("        " + kernel.statement(stmt, loop))
+            continue
+        kind, value = by_stmt[id(stmt)]
+        acc = f"acc_{stmt.var}"
+        if kind in _BETTER:
+            lines += [
+                f"        take = mask & ({_BETTER[kind].format(acc=acc, v=value)})",
+                f"        {acc}_index = tl.where(take, rindex, {acc}_index)",
+                f"        {acc} = tl.where(take, {value}, {acc})",
+            ]
+        else:
+            lines.append(
+                f"        {acc} = tl.where(mask, {_ACCUMULATE[kind].format(acc=acc, v=value)}, {acc})"
+            )
+    for reduce, kind, _, _ in reduces:
+        lanes = _COMBINE_LANES[kind].format(acc=f"acc_{reduce.var}")
+        lines.append(f"    {reduce.var} = {lanes}[:, None].to({TL_TYPES[reduce.dtype]})")
+    return lines
+
+
+def _accumulator(reduce: Reduce) -> tuple[str, str, str]:
+    """(kind, accumulator dtype, accumulated value) of a reduction."""
     kind, acc_dtype, value = reduce.kind, reduce.arg_dtype, reduce.arg
     if acc_dtype == "b8":
         # On booleans max and min are any and all; arg-reductions compare int8.
         kind = {"max": "any", "min": "all"}.get(kind, kind)
         if kind in _BETTER:
             acc_dtype, value = "i8", f"{value}.to(tl.int8)"
-    acc = f"acc_{reduce.var}"
-    lines = kernel.header(["xnumel", "rnumel"], ["XBLOCK", "RBLOCK"]) + kernel.xindex("[:, None]")
-    lines += _unflatten("xindex", outputs, "    ")
-    lines.append(f"    {acc} = {_full(loop.shape, _identity(kind, acc_dtype), acc_dtype)}")
-    if kind in _BETTER:
-        # Index 0 with the identity is right when no lane finds better: then
-        # every element is the identity (or there are none), and the first is 0.
-        lines.append(f"    {acc}_index = tl.zeros({loop.shape}, tl.int64)")
-    lines.append("    for roffset in range(0, rnumel, RBLOCK):")
-    lines += kernel.rindex()
-    lines += _unflatten("rindex", reduced, "        ")
-    lines += ["        " + kernel.statement(s, loop) for s in plan.statements[:cut]]
-    if kind in _BETTER:
-        lines += [
-            f"        take = mask & ({_BETTER[kind].format(acc=acc, v=value)})",
-            f"        {acc}_index = tl.where(take, rindex, {acc}_index)",
-            f"        {acc} = tl.where(take, {value}, {acc})",
-        ]
-    else:
-        lines.append(f"        {acc} = tl.where(mask, {_ACCUMULATE[kind].format(acc=acc, v=value)}, {acc})")
-    lanes = _COMBINE_LANES[kind].format(acc=acc)
-    lines.append(f"    {reduce.var} = {lanes}[:, None].to({TL_TYPES[reduce.dtype]})")
-    lines += ["    " + kernel.statement(s, column) for s in plan.statements[cut + 1 :]]
-    return lines
+    return kind, acc_dtype, value
 
 
 def _scan_kernel(kernel: _Kernel, scan: Scan) -> list[str]:
@@ -585,15 +611,15 @@ class LaunchConfig:
 
 
 def launch_config(plan: KernelPlan) -> LaunchConfig:
-    inner = _inner_statement(plan)
-    if inner is None:
+    scan = _scan_statement(plan)
+    if plan.loops:
+        xnumel, rnumel = _numel(plan.ranges), _numel(plan.reduction)
+    elif scan is not None:
+        rnumel = plan.ranges[scan.dim]
+        xnumel = _numel(s for k, s in enumerate(plan.ranges) if k != scan.dim)
+    else:
         numel = _numel(plan.ranges)
         return LaunchConfig(numel, max(16, _power_of_two(numel, XBLOCK_MAX)))
-    if isinstance(inner, Reduce):
-        xnumel, rnumel = _numel(plan.ranges), _numel(plan.reduction)
-    else:
-        rnumel = plan.ranges[inner.dim]
-        xnumel = _numel(s for k, s in enumerate(plan.ranges) if k != inner.dim)
     rblock = _power_of_two(rnumel, RBLOCK_MAX)
     xblock = _power_of_two(xnumel, min(XBLOCK_MAX, TILE_MAX // rblock))
     return LaunchConfig(xnumel, xblock, rnumel, rblock)

@@ -46,8 +46,11 @@ def generate(module: Module, backend: str, device: str) -> str:
     ids = identifiers(names)
     user_map = users(module)
     externs = extern_kernels(module)
+    shared = _in_place_pairs(module)
     plans = [
-        plan_kernel(module, k, names, ids, user_map) for k in module.kernels if k.name.name not in externs
+        plan_kernel(module, k, names, ids, user_map, shared.get(k.name.name, frozenset()))
+        for k in module.kernels
+        if k.name.name not in externs
     ]
     lines = _header(module, backend, device)
     if backend == "cpp":
@@ -80,7 +83,16 @@ def _call(module: Module, plans, ids, backend: str, device: str) -> list[str]:
     plans_by_name = {p.name: p for p in plans}
     kernels = {k.name.name: k for k in module.kernels}
     by_id = {id(n.result): n for n in module.nodes}
-    for line in module.wrapper:
+    deferred: list[str] = []  # buffers written in place by the next launch: deleted after it
+    for k, line in enumerate(module.wrapper):
+        if line.op == "reuse":
+            old, new = ids[id(line.operands[0])], line.results[0]
+            body.append(f"    {ids[id(new)]} = {_reinterpret(old, line.operands[0].type, new.type)}")
+            if _read_next(module.wrapper, k, line.operands[0]):
+                deferred.append(old)
+            else:
+                body.append(f"    del {old}")
+            continue
         if line.op == "alloc":
             v = line.operands[0]
             t = v.type
@@ -97,12 +109,39 @@ def _call(module: Module, plans, ids, backend: str, device: str) -> list[str]:
             plan = plans_by_name[line.kernel.name]
             args = [ids[id(v)] for v in line.operands + line.results]
             body.append("    " + _launch(plan, args, backend))
+        if line.op in ("launch", "extern"):
+            body += [f"    del {name}" for name in deferred]
+            deferred = []
     position = {id(i.value): ids[id(i.value)] for i in module.inputs}
     for target, value in module.updates:
         body.append(f"    {position[id(target)]}.copy_({ids[id(value)]})")
     outs = ", ".join(ids[id(v)] for v in module.outputs)
     body.append(f"    return ({outs}{',' if len(module.outputs) == 1 else ''})")
     return body
+
+
+def _reinterpret(old: str, old_type, new_type) -> str:
+    """The reused storage seen with the new buffer's layout (as Inductor's reinterpret_view)."""
+    if (old_type.shape, old_type.strides) == (new_type.shape, new_type.strides):
+        return old
+    return f"{old}.as_strided({tuple(new_type.shape)}, {tuple(new_type.strides)})"
+
+
+def _in_place_pairs(module: Module) -> dict[str, frozenset]:
+    """Per launched kernel, the buffers it reads and writes in the same storage
+    (a reuse line just before the launch that reads the old buffer)."""
+    out: dict[str, set] = {}
+    for k, line in enumerate(module.wrapper):
+        if line.op == "reuse" and _read_next(module.wrapper, k, line.operands[0]):
+            call = next(x for x in module.wrapper[k + 1 :] if x.op in ("launch", "extern"))
+            out.setdefault(call.kernel.name, set()).update((id(line.operands[0]), id(line.results[0])))
+    return {name: frozenset(ids) for name, ids in out.items()}
+
+
+def _read_next(wrapper, k: int, old) -> bool:
+    """Whether the launch after wrapper line `k` reads `old` (it writes in place)."""
+    call = next((x for x in wrapper[k + 1 :] if x.op in ("launch", "extern")), None)
+    return call is not None and any(v is old for v in call.operands)
 
 
 def _py_literal(value, ids) -> str:

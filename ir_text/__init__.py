@@ -11,6 +11,7 @@ from .index import (
     index_var,
     loop_vars,
     render_index,
+    simplify_index,
     strided_index,
 )
 from .model import (
@@ -83,6 +84,7 @@ __all__ = [
     "parse",
     "print_ir",
     "render_index",
+    "simplify_index",
     "resolve_target",
     "strided_index",
     "structurally_equal",

@@ -194,3 +194,51 @@ def strided_index(variables, strides, offset: int = 0):
     return sympy.Integer(offset) + sum(
         (sympy.Integer(s) * v for v, s in zip(variables, strides)), sympy.Integer(0)
     )
+
+
+def simplify_index(expr, ranges: dict[str, int]):
+    """Drop the floor divisions and modulos that the variables' ranges make
+    trivial, as Inductor's range-aware simplification of indexing does:
+    `floordiv(37*i0 + i1, 37)` is `i0` and `mod(37*i0 + i1, 37)` is `i1` when
+    `i1 < 37`. Variables range over `0 <= v < ranges[v]`; a size-1 variable
+    is 0. Expressions with variables outside `ranges` keep their divisions."""
+    expr = sympy.sympify(expr)
+    zero = {s: sympy.Integer(0) for s in expr.free_symbols if ranges.get(s.name) == 1}
+    return _simplify(expr.xreplace(zero) if zero else expr, ranges)
+
+
+def _simplify(expr, ranges):
+    if not expr.args:
+        return expr
+    args = [_simplify(a, ranges) for a in expr.args]
+    if isinstance(expr, (FloorDiv, Mod)) and args[1].is_Integer and args[1] > 0:
+        divisor = int(args[1])
+        # floordiv(d*q + r, d) = q + floordiv(r, d) and mod(d*q + r, d) = mod(r, d)
+        # for integer q; both vanish into q and r when 0 <= r < d.
+        quotient, rest = _split_multiples(args[0], divisor)
+        try:
+            lo, hi = index_bounds(rest, ranges)
+        except (KeyError, ValueError):
+            lo, hi = -1, -1
+        in_range = 0 <= lo and hi < divisor
+        if isinstance(expr, FloorDiv):
+            return quotient if in_range else quotient + FloorDiv(rest, divisor)
+        return rest if in_range else Mod(rest, divisor)
+    return expr.func(*args)
+
+
+def _split_multiples(expr, divisor: int):
+    """(q, r) with expr == divisor*q + r: terms whose coefficient `divisor`
+    divides go to q, the constant splits as Python's divmod, the rest to r."""
+    quotient, rest = sympy.Integer(0), sympy.Integer(0)
+    for term in sympy.Add.make_args(expr):
+        coeff, body = term.as_coeff_Mul()
+        if coeff.is_Integer and int(coeff) % divisor == 0:
+            quotient += sympy.Integer(int(coeff) // divisor) * body
+        elif body == 1 and coeff.is_Integer:
+            q, r = divmod(int(coeff), divisor)
+            quotient += q
+            rest += r
+        else:
+            rest += term
+    return quotient, rest

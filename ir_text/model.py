@@ -215,7 +215,8 @@ class Refusal:
 
 @dataclass(eq=False)
 class WrapperLine:
-    """`alloc %b`, `free %b`, `launch @k(%ins) -> (%outs)`."""
+    """`alloc %b`, `free %b`, `launch @k(%ins) -> (%outs)`, `extern @k(%ins) -> (%outs)`,
+    and `reuse %old as %new` (operands `(old,)`, results `(new,)`)."""
 
     op: str
     kernel: Symbol | None

@@ -449,6 +449,10 @@ class _Builder(Transformer):
     def free_line(self, meta, children):
         return WrapperLine("free", None, (self._use(children[0]),), (), _pos(meta))
 
+    def reuse_line(self, meta, children):
+        old, new = children
+        return WrapperLine("reuse", None, (self._use(old),), (self._use(new),), _pos(meta))
+
     def launch_line(self, meta, children):
         return self._kernel_call(meta, children, "launch")
 

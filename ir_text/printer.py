@@ -214,6 +214,8 @@ class _Printer:
                 ins = ", ".join(self.names(v) for v in line.operands)
                 outs = ", ".join(self.names(v) for v in line.results)
                 self.lines.append(f"  {line.op} @{line.kernel.name}({ins}) -> ({outs})")
+            elif line.op == "reuse":
+                self.lines.append(f"  reuse {self.names(line.operands[0])} as {self.names(line.results[0])}")
             else:
                 self.lines.append(f"  {line.op} {self.names(line.operands[0])}")
         self.lines.append("}")

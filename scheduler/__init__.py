@@ -2,7 +2,9 @@
 
 from .deps import compute_facts, node_group, node_reads, users, write_index
 from .fusion import fuse
-from .memplan import KernelIO, check_memplan, extern_kernels, kernel_io, plan_memory
+from .iteration import KernelSpace, Refused, kernel_space
+from .memplan import KernelIO, extern_kernels, kernel_io, plan_memory
+from .memplan_check import check_memplan, peak_memory
 from .plan_check import check_plan
 from .schedule import check_facts, schedule
 
@@ -13,11 +15,15 @@ __all__ = [
     "users",
     "write_index",
     "fuse",
+    "KernelSpace",
+    "Refused",
+    "kernel_space",
     "KernelIO",
     "check_memplan",
     "kernel_io",
     "extern_kernels",
     "plan_memory",
+    "peak_memory",
     "check_plan",
     "check_facts",
     "schedule",

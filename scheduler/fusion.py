@@ -1,7 +1,10 @@
-"""The fusion pass: greedy vertical fusion of pointwise nodes, scored as Inductor
-scores fusions (bytes of shared memory traffic first, then proximity), in
-rounds until nothing changes. Every considered pair that was not fused is
-recorded with its reason."""
+"""The fusion pass: greedy fusion of nodes that share a buffer (vertical:
+producer and consumer, pointwise into and after reductions; horizontal: two
+readers of one buffer), scored as Inductor scores fusions (bytes of shared
+memory traffic first, then proximity), in rounds until nothing changes.
+Every considered pair that was not fused is recorded with its reason.
+`fusion_bisect_limit=N` applies only the first N fusions, to find the one
+that breaks a program."""
 
 from __future__ import annotations
 
@@ -9,24 +12,40 @@ import dataclasses
 
 from ir_text import Kernel, Module, Refusal, Symbol, to_torch, value_names
 
-from .deps import node_group, node_reads
+from .deps import node_reads
+from .iteration import kernel_group
 from .legality import Graph, refusal_reason
 
 MAX_ROUNDS = 10
+# Horizontal pairs (no producer between them) further apart than this in
+# program order are not fused: holding both live would raise peak memory
+# (as Inductor's max_fusion_distance guard).
+MAX_HORIZONTAL_DISTANCE = 64
 
 
 def _candidates(graph: Graph) -> list[tuple[tuple, int, int]]:
-    """(score, producer, consumer) for each pair that shares a buffer, best first."""
-    pairs = {}
+    """(score, first, second) for each pair of nodes that shares a buffer,
+    best first: as Inductor's score_fusion, bytes of memory traffic the
+    fusion saves, then proximity in program order. A producer and its
+    consumer share the buffer between them; two readers of one buffer (a
+    horizontal pair) share the buffer they both read."""
+    shared: dict[tuple[int, int], int] = {}
+    vertical: set[tuple[int, int]] = set()
+    readers: dict[int, list[int]] = {}
     for c, node in enumerate(graph.nodes):
         for dep in node_reads(node):
+            nbytes = dep.buffer.type.numel * to_torch(dep.buffer.type.dtype).itemsize
             p = graph.index.get(id(dep.buffer))
-            if p is None:
-                continue
-            itemsize = to_torch(dep.buffer.type.dtype).itemsize
-            shared = pairs.get((p, c), 0) + dep.buffer.type.numel * itemsize
-            pairs[(p, c)] = shared
-    scored = [((shared, -(c - p)), p, c) for (p, c), shared in pairs.items()]
+            if p is not None:
+                shared[(p, c)] = shared.get((p, c), 0) + nbytes
+                vertical.add((p, c))
+            others = readers.setdefault(id(dep.buffer), [])
+            for a in others:
+                if a != c and c - a <= MAX_HORIZONTAL_DISTANCE:
+                    shared[(a, c)] = shared.get((a, c), 0) + nbytes
+            if c not in others:
+                others.append(c)
+    scored = [((nbytes, -(c - p)), p, c) for (p, c), nbytes in shared.items()]
     return sorted(scored, key=lambda t: (-t[0][0], -t[0][1], t[1], t[2]))
 
 
@@ -36,11 +55,18 @@ def plan_groups(module: Module, options) -> tuple[list[list[int]], dict[tuple[in
     group_of = list(range(len(graph.nodes)))
     members: dict[int, list[int]] = {k: [k] for k in range(len(graph.nodes))}
     refused: dict[tuple[int, int], str] = {}
+    fusions = 0
+    candidates = _candidates(graph)
     for _ in range(MAX_ROUNDS):
         changed = False
-        for _, p, c in _candidates(graph):
+        for _, p, c in candidates:
             a, b = group_of[p], group_of[c]
             if a == b:
+                continue
+            if options.fusion_bisect_limit >= 0 and fusions >= options.fusion_bisect_limit:
+                refused[(p, c)] = (
+                    f"[bisect-limit] fusion_bisect_limit={options.fusion_bisect_limit} fusions applied"
+                )
                 continue
             reason = refusal_reason(graph, members[a], members[b], options, names)
             if reason is not None:
@@ -51,6 +77,7 @@ def plan_groups(module: Module, options) -> tuple[list[list[int]], dict[tuple[in
                 group_of[k] = a
             members[a] = merged
             del members[b]
+            fusions += 1
             changed = True
         if not changed:
             break
@@ -77,7 +104,11 @@ def fuse(module: Module, ctx) -> Module:
     groups, refused = plan_groups(module, ctx.options)
     nodes = module.nodes
     kernels = [
-        Kernel(Symbol(f"k{n}"), tuple(nodes[k].result for k in members), kernel_attrs(nodes[members[0]]))
+        Kernel(
+            Symbol(f"k{n}"),
+            tuple(nodes[k].result for k in members),
+            kernel_attrs([nodes[k] for k in members]),
+        )
         for n, members in enumerate(groups)
     ]
     refusals = [
@@ -86,6 +117,6 @@ def fuse(module: Module, ctx) -> Module:
     return dataclasses.replace(module, stage="fusion", facts=None, kernels=kernels, refusals=refusals)
 
 
-def kernel_attrs(first_node) -> tuple:
-    numel, rnumel = node_group(first_node)
+def kernel_attrs(nodes: list) -> tuple:
+    numel, rnumel = kernel_group(nodes)
     return (("group", (numel, rnumel)),)

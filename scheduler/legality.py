@@ -1,17 +1,17 @@
 """Whether two groups of nodes may share a kernel, and if not, why.
 
-Rules follow Inductor's scheduler (can_fuse / can_fuse_vertical): same
-device, same iteration group, every read of a producer by a consumer at
-exactly the producer's write index, no cycle through a node outside the
-pair, and a maximum kernel size. Each refusal returns a reason that lands in
+Rules follow Inductor's scheduler (can_fuse / can_fuse_vertical): sizes
+that fit one iteration space (`iteration.py`: equal reductions, pointwise
+nodes per row or per reduced element), every read of a producer by a
+consumer at exactly the producer's write index, no cycle through a node
+outside the pair, and a maximum kernel size. Each refusal returns a reason that lands in
 the fusion dump, with the rule's name in brackets.
 """
 
 from __future__ import annotations
 
-from ir_text import render_index
-
-from .deps import node_group, node_reads, write_index
+from .deps import node_reads
+from .iteration import Refused, kernel_space
 
 
 class Graph:
@@ -41,25 +41,6 @@ class Graph:
         return seen
 
 
-def vertical_mismatch(graph: Graph, group_a: list[int], group_b: list[int], names) -> str | None:
-    """A reason if some node of one group reads a buffer of the other at another index."""
-    members = set(group_a) | set(group_b)
-    for k in sorted(members):
-        consumer = graph.nodes[k]
-        for dep in node_reads(consumer):
-            p = graph.index.get(id(dep.buffer))
-            if p is None or p not in members or (p in group_a) == (k in group_a):
-                continue
-            producer = graph.nodes[p]
-            if producer.ranges != consumer.ranges or dep.index != write_index(producer):
-                return (
-                    f"[memory-deps] {names[id(consumer.result)]} reads {names[id(producer.result)]}"
-                    f"[{render_index(dep.index)}] but it is written at"
-                    f" [{render_index(write_index(producer))}]"
-                )
-    return None
-
-
 def refusal_reason(graph: Graph, group_a: list[int], group_b: list[int], options, names) -> str | None:
     """Why the groups may not be fused (None when they may)."""
     if not options.fusion:
@@ -67,33 +48,34 @@ def refusal_reason(graph: Graph, group_a: list[int], group_b: list[int], options
     size = len(group_a) + len(group_b)
     if size > options.max_fusion_size:
         return f"[max-fusion-size] the kernel would hold {size} nodes, more than max_fusion_size={options.max_fusion_size}"
-    kind = kind_reason(graph, group_a + group_b, names)
+    return kernel_reason(graph, sorted(group_a + group_b), names)
+
+
+def kernel_reason(graph: Graph, members: list[int], names) -> str | None:
+    """Why the nodes `members` (program order) may not share one kernel: the
+    same rules for the fusion pass and for a plan edited in a dump."""
+    if len(members) < 2:
+        return None
+    kind = kind_reason(graph, members, names)
     if kind:
         return kind
-    first_a, first_b = graph.nodes[group_a[0]], graph.nodes[group_b[0]]
-    ga, gb = node_group(first_a), node_group(first_b)
-    if ga != gb:
-        return f"[group] iteration sizes differ: {ga} vs {gb}"
-    if first_a.ranges != first_b.ranges:
-        return f"[ranges] loop ranges differ: {list(first_a.ranges)} vs {list(first_b.ranges)}"
-    mismatch = vertical_mismatch(graph, group_a, group_b, names)
-    if mismatch:
-        return mismatch
-    return cycle_reason(graph, group_a, group_b, names)
+    try:
+        kernel_space([graph.nodes[k] for k in members], names)
+    except Refused as refusal:
+        return str(refusal)
+    return cycle_reason(graph, members, [], names)
 
 
 def kind_reason(graph: Graph, members, names) -> str | None:
-    """Only pointwise nodes share kernels so far: an extern call always runs
-    alone, and fusing reductions and scans with their neighbours is left to
-    the scheduler's reduction fusion."""
+    """An extern call always runs alone (as Inductor's ExternKernel); so does a
+    scan, whose loop order (the scanned dimension innermost, in order) no
+    other node shares."""
     for k in sorted(members):
         node = graph.nodes[k]
         if node.kind == "extern":
             return f"[extern] {names[id(node.result)]} is an extern call ({node.target}), which runs alone"
-        if node.kind != "pointwise":
-            return (
-                f"[kind] {names[id(node.result)]} is a loop.{node.kind} node; only pointwise nodes are fused"
-            )
+        if node.kind == "scan":
+            return f"[kind] {names[id(node.result)]} is a loop.scan node, which runs alone"
     return None
 
 

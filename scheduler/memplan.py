@@ -1,19 +1,23 @@
-"""Memory planning: which buffers a kernel must write to memory, when each is
-allocated and freed, and the check of an edited plan.
+"""Memory planning: which buffers a kernel must write to memory, and when each
+is allocated, reused, written in place and freed.
 
 As Inductor's wrapper: a buffer all of whose users sit in its own kernel
 never leaves the kernel (it is not allocated); others are allocated just
 before the kernel that writes them and freed after their last reader. An
 extern call allocates its own results (the `extern` line defines them).
+A kernel output first takes the storage of an input it reads for the last
+time (in place), else a freed buffer's from the pool, else a new allocation.
+The check of an edited plan is in `memplan_check.py`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from ir_text import Module, WrapperLine, error_at, value_names
+from ir_text import Module, WrapperLine
 
 from .deps import RETURN, node_reads, returned, users
+from .lifetimes import InPlaceRules, extern_buffers, is_input, poolable, reuse_key
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,126 +61,52 @@ def plan_memory(module: Module, ctx=None) -> Module:
             last_reader[id(v)] = n
     outputs = {id(v) for v in returned(module)}
     externs = extern_kernels(module)
+    aliased = extern_buffers(module, aliasing_only=True)
+    rules = InPlaceRules(module)
+    pool: dict[tuple, list] = {}  # reuse key -> freed buffers, last freed at the end
+    free_line: dict[int, WrapperLine] = {}
     lines: list[WrapperLine] = []
     for n, (kernel, io) in enumerate(zip(module.kernels, ios)):
+        dying = [
+            v
+            for v in io.inputs
+            if last_reader[id(v)] == n and id(v) not in outputs and not is_input(module, v)
+        ]
         if kernel.name.name in externs:
             lines.append(WrapperLine("extern", kernel.name, io.inputs, io.outputs))
         else:
-            lines += [WrapperLine("alloc", None, (v,)) for v in io.outputs]
+            for v in io.outputs:
+                old = _in_place_input(rules, kernel, v, dying)
+                if old is not None:
+                    dying.remove(old)
+                else:
+                    stack = pool.get(reuse_key(module, v), [])
+                    old = stack.pop() if stack else None
+                    if old is not None:
+                        del free_line[id(old)]
+                lines.append(
+                    WrapperLine("reuse", None, (old,), (v,))
+                    if old is not None
+                    else WrapperLine("alloc", None, (v,))
+                )
             lines.append(WrapperLine("launch", kernel.name, io.inputs, io.outputs))
-        for v in io.inputs:
-            if last_reader[id(v)] == n and id(v) not in outputs and _is_buffer(module, v):
-                lines.append(WrapperLine("free", None, (v,)))
-    return dataclasses.replace(module, stage="memplan", wrapper=lines)
+        for v in dying:
+            free_line[id(v)] = WrapperLine("free", None, (v,))
+            lines.append(free_line[id(v)])
+            if poolable(module, v, aliased):
+                pool.setdefault(reuse_key(module, v), []).append(v)
+    # A buffer whose storage went to a later one is not freed (Inductor's FreeIfNotReusedLine).
+    kept = {id(line) for line in free_line.values()}
+    return dataclasses.replace(
+        module, stage="memplan", wrapper=[x for x in lines if x.op != "free" or id(x) in kept]
+    )
 
 
-def _is_buffer(module: Module, v) -> bool:
-    return all(i.value is not v for i in module.inputs)
-
-
-class _WrapperSimulation:
-    """Runs a wrapper program over buffer states, one method per line kind."""
-
-    def __init__(self, module: Module):
-        self.m = module
-        self.names = value_names(module)
-        self.user_map = users(module)
-        self.live = {id(i.value) for i in module.inputs}
-        self.computed = set(self.live)
-        self.allocated: set[int] = set()
-        self.freed: set[int] = set()
-        self.launched: list = []
-        self.kernels = {k.name.name: k for k in module.kernels}
-        self.externs = extern_kernels(module)
-
-    def name(self, v) -> str:
-        return self.names[id(v)]
-
-    def alloc(self, line) -> None:
-        v = line.operands[0]
-        if id(v) in self.allocated or not _is_buffer(self.m, v):
-            raise error_at(line.pos, f"[alloc-twice] {self.name(v)} is already allocated")
-        self.allocated.add(id(v))
-        self.live.add(id(v))
-
-    def free(self, line) -> None:
-        v = line.operands[0]
-        if id(v) not in self.live or not _is_buffer(self.m, v):
-            raise error_at(line.pos, f"[free-dead] {self.name(v)} is not a live buffer")
-        if any(o is v for o in returned(self.m)):
-            raise error_at(line.pos, f"[output-freed] {self.name(v)} is an output; it must not be freed")
-        self.live.discard(id(v))
-        self.freed.add(id(v))
-
-    def extern(self, line) -> None:
-        kernel = self.kernels[line.kernel.name]
-        if kernel.name.name not in self.externs:
-            raise error_at(line.pos, f"[extern-line] @{kernel.name.name} is a loop kernel: it is launched")
-        for v in line.results:
-            if id(v) in self.allocated:
-                raise error_at(line.pos, f"[alloc-twice] {self.name(v)} is already allocated")
-            self.allocated.add(id(v))
-            self.live.add(id(v))
-        self.launch(line, extern=True)
-
-    def launch(self, line, extern: bool = False) -> None:
-        kernel = self.kernels[line.kernel.name]
-        label = f"@{kernel.name.name}"
-        if not extern and kernel.name.name in self.externs:
-            raise error_at(line.pos, f"[extern-line] {label} is an extern call: write `extern {label}(...)`")
-        self._check_order(line, kernel, label)
-        io = kernel_io(self.m, kernel, self.user_map)
-        if [id(v) for v in line.operands] != [id(v) for v in io.inputs] or [id(v) for v in line.results] != [
-            id(v) for v in io.outputs
-        ]:
-            ins = ", ".join(self.name(v) for v in io.inputs)
-            outs = ", ".join(self.name(v) for v in io.outputs)
-            raise error_at(
-                line.pos, f"[launch-signature] launch {label} should be {label}({ins}) -> ({outs})"
-            )
-        for v in io.inputs:
-            if id(v) in self.freed:
-                raise error_at(line.pos, f"[use-after-free] {label} reads {self.name(v)} after it is freed")
-            if id(v) not in self.computed:
-                raise error_at(
-                    line.pos, f"[use-before-def] {label} reads {self.name(v)} before it is computed"
-                )
-        for v in io.outputs:
-            if id(v) not in self.live:
-                raise error_at(
-                    line.pos, f"[unallocated-write] {label} writes {self.name(v)}, which is not allocated"
-                )
-            self.computed.add(id(v))
-        self.launched.append(kernel)
-
-    def _check_order(self, line, kernel, label: str) -> None:
-        n = len(self.launched)
-        expected = self.m.kernels[n] if n < len(self.m.kernels) else None
-        if expected is not kernel:
-            want = f"@{expected.name.name}" if expected else "no further launch"
-            raise error_at(
-                line.pos,
-                f"[launch-order] launch {label} where {want} is next: every kernel is launched "
-                "once, in the order of the fusion section",
-            )
-
-    def finish(self) -> None:
-        if len(self.launched) < len(self.m.kernels):
-            missing = self.m.kernels[len(self.launched)]
-            raise error_at(missing.pos, f"[launch-order] @{missing.name.name} is never launched")
-        kept = {id(o) for o in returned(self.m)}
-        for line in self.m.wrapper:
-            made = line.operands if line.op == "alloc" else line.results if line.op == "extern" else ()
-            for v in made:
-                if id(v) in self.live and id(v) not in kept:
-                    raise error_at(line.pos, f"[never-freed] {self.name(v)} is allocated but never freed")
-
-
-def check_memplan(module: Module) -> None:
-    """Simulate the wrapper: launches match their kernels, no use before
-    allocation or after free, every kernel once and in order, outputs live."""
-    sim = _WrapperSimulation(module)
-    steps = {"alloc": sim.alloc, "free": sim.free, "launch": sim.launch, "extern": sim.extern}
-    for line in module.wrapper:
-        steps[line.op](line)
-    sim.finish()
+def _in_place_input(rules: InPlaceRules, kernel, new, dying: list):
+    """An input the kernel reads for the last time and may overwrite with `new`,
+    or None. As Inductor's in-place update, the node writing `new` must read it."""
+    read = {id(d.buffer) for d in node_reads(rules.by_id[id(new)])}
+    for old in dying:
+        if id(old) in read and rules.error(kernel, old, new, str) is None:
+            return old
+    return None

@@ -1,13 +1,13 @@
 """The check of a fusion plan read from a dump: a person may merge, split or
-reorder kernels; every rule the fusion pass obeys is checked again here."""
+reorder kernels; every rule the fusion pass obeys is checked again here,
+by the same function (`legality.kernel_reason`)."""
 
 from __future__ import annotations
 
 from ir_text import error_at, format_attrs, value_names
 
 from .fusion import kernel_attrs
-from .legality import Graph, cycle_reason, kind_reason, vertical_mismatch
-from .deps import node_group
+from .legality import Graph, kernel_reason
 
 
 def check_plan(module, options) -> None:
@@ -54,22 +54,6 @@ def _check_kernel(graph, kernel, owner, done, names, options) -> None:
             kernel.pos,
             f"[max-fusion-size] {label} holds {len(members)} nodes, more than {options.max_fusion_size}",
         )
-    if len(members) > 1:
-        reason = kind_reason(graph, members, names)
-        if reason:
-            raise error_at(kernel.pos, f"{label}: {reason}")
-    first = graph.nodes[members[0]]
-    for k in members[1:]:
-        node = graph.nodes[k]
-        if node_group(node) != node_group(first) or node.ranges != first.ranges:
-            raise error_at(
-                kernel.pos,
-                f"[group] {label}: {names[id(node.result)]} iterates {list(node.ranges)}, "
-                f"{names[id(first.result)]} iterates {list(first.ranges)}",
-            )
-        reason = vertical_mismatch(graph, [m for m in members if m < k], [k], names)
-        if reason:
-            raise error_at(kernel.pos, f"{label}: {reason}")
     for k in members:
         for p in graph.preds[k]:
             if p not in members and p not in done:
@@ -78,10 +62,9 @@ def _check_kernel(graph, kernel, owner, done, names, options) -> None:
                     f"[kernel-order] {label} reads {names[id(graph.nodes[p].result)]}, "
                     f"which @{owner[p].name.name} computes later",
                 )
-    if len(members) > 1:
-        reason = cycle_reason(graph, members, [], names)
-        if reason:
-            raise error_at(kernel.pos, f"{label}: {reason}")
-    if dict(kernel.attrs) != dict(kernel_attrs(first)):
-        want = format_attrs(kernel_attrs(first))
-        raise error_at(kernel.pos, f"[stale-fact] {label}: attributes should be {want}")
+    reason = kernel_reason(graph, members, names)
+    if reason:
+        raise error_at(kernel.pos, f"{label}: {reason}")
+    want = kernel_attrs([graph.nodes[k] for k in members])
+    if dict(kernel.attrs) != dict(want):
+        raise error_at(kernel.pos, f"[stale-fact] {label}: attributes should be {format_attrs(want)}")

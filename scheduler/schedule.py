@@ -1,4 +1,4 @@
-"""The schedule pass (dead-node elimination, derived facts) and the check of a
+"""The schedule pass (inlining, dead-node elimination, derived facts) and the check of a
 re-fed schedule dump: printed facts are recomputed, never trusted."""
 
 from __future__ import annotations
@@ -8,10 +8,16 @@ import dataclasses
 from ir_text import Module, error_at, format_fact, value_names
 
 from .deps import compute_facts
+from .inline import inline_pointwise
 from .order import live_nodes
 
 
 def schedule(module: Module, ctx=None) -> Module:
+    """Inline cheap pointwise nodes into readers that cannot fuse with them
+    (not with `fusion=false`, which keeps one kernel per lowered node), drop
+    dead nodes, and derive the facts."""
+    if ctx is None or ctx.options.fusion:
+        module = inline_pointwise(module)
     out = dataclasses.replace(module, stage="schedule", nodes=live_nodes(module))
     out.facts = compute_facts(out)
     return out

@@ -16,6 +16,7 @@ import torch
 
 from ir_text import Input, Module
 from lowering import fallback_ops
+from scheduler import extern_kernels, peak_memory
 
 
 def _umask() -> int:
@@ -47,9 +48,11 @@ def write_atomic(path: Path, data: str | bytes) -> None:
 
 def counts(module: Module) -> dict:
     externs = [n for n in module.nodes if n.kind == "extern"]
-    return {
+    extern_names = extern_kernels(module) if module.kernels else frozenset()
+    out = {
         "buffers": len(module.nodes),
-        "kernels": len(module.kernels or ()),
+        # Loop kernels only; extern kernels are counted by extern_calls.
+        "kernels": sum(k.name.name not in extern_names for k in module.kernels or ()),
         "extern_calls": len(externs),
         # ATen ops run as extern calls for want of a lowering (not matmul/conv).
         "fallback_ops": list(fallback_ops(module)),
@@ -59,6 +62,9 @@ def counts(module: Module) -> dict:
             else sum(len(getattr(n, "body", ())) for n in module.nodes) + len(externs)
         ),
     }
+    if module.wrapper is not None:
+        out["peak_bytes"] = peak_memory(module)
+    return out
 
 
 class DumpWriter:

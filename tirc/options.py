@@ -19,6 +19,9 @@ class Options:
     fusion: bool = True
     # Most nodes one kernel may hold (as Inductor's max_fusion_size).
     max_fusion_size: int = 64
+    # Apply only the first N fusions the pass decides (-1: all), to bisect a
+    # miscompile down to the fusion that causes it.
+    fusion_bisect_limit: int = -1
 
     def __post_init__(self):
         if self.backend not in BACKENDS:
@@ -29,6 +32,8 @@ class Options:
             raise TircError("the cpp backend runs on device cpu only")
         if self.max_fusion_size < 1:
             raise TircError("max_fusion_size must be at least 1")
+        if self.fusion_bisect_limit < -1:
+            raise TircError("fusion_bisect_limit must be -1 (no limit) or at least 0")
 
     def to_pairs(self) -> tuple[tuple[str, object], ...]:
         return tuple(sorted(dataclasses.asdict(self).items()))

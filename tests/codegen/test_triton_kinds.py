@@ -258,5 +258,8 @@ def test_offsets_beyond_int32_use_int64(tmp_path, capsys):
 return (%buf0, %buf1)
 """
     _, code = compile_dump(text, tmp_path, capsys)
-    assert code.count("xindex = tl.program_id(0).to(tl.int64) * XBLOCK") == 2
+    # Fused or not, every kernel computes its offsets in int64.
+    kernels = code.count("xindex = tl.program_id(0)")
+    assert kernels >= 1
+    assert code.count("xindex = tl.program_id(0).to(tl.int64) * XBLOCK") == kernels
     assert "rindex = roffset + tl.arange(0, RBLOCK)[None, :].to(tl.int64)" in code

@@ -77,7 +77,8 @@ def test_split_fused_kernel_still_matches(dumps, cut):
     wrapper = seen["memplan"].split("wrapper {")[1]
     assert f"launch @k0(%x) -> ({crossing})" in wrapper
     assert f"launch @k1({crossing}) -> (%buf3)" in wrapper
-    assert f"free {crossing}" in wrapper
+    # Freed after k1, or written in place by it.
+    assert f"free {crossing}" in wrapper or f"reuse {crossing} as %buf3" in wrapper
     _assert_matches_interpreter(module, compiled)
 
 

@@ -266,9 +266,9 @@ CASES = {
     "launch_reads_freed_buffer": Case(
         "chain_unfused",
         "memplan",
-        _swap_lines("  launch @k1(%buf0) -> (%buf1)", "  free %buf0"),
-        at("launch @k1"),
-        ("[use-after-free]", "%buf0"),
+        lambda t: replace_once(t, "  reuse %buf1 as %buf2\n", "  free %buf1\n  alloc %buf2\n"),
+        at("launch @k2"),
+        ("[use-after-free]", "%buf1"),
     ),
     "wrong_launch_signature": Case(
         "chain_unfused",
@@ -287,7 +287,9 @@ CASES = {
     "output_freed": Case(
         "chain_unfused",
         "memplan",
-        lambda t: replace_once(t, "  free %buf2\n}", "  free %buf2\n  free %buf3\n}"),
+        lambda t: replace_once(
+            t, "  launch @k3(%buf2) -> (%buf3)\n}", "  launch @k3(%buf2) -> (%buf3)\n  free %buf3\n}"
+        ),
         at("free %buf3"),
         ("[output-freed]", "%buf3"),
     ),

@@ -58,6 +58,7 @@ def chain4(x):
 
 
 def two_sizes(x, b):
-    """Two nodes with different iteration sizes (5 and 20)."""
+    """Two nodes with different iteration sizes (5 and 20); `y` is returned,
+    so it is computed once, not inlined into its broadcasting reader."""
     y = b * 2
-    return x + y
+    return x + y, y

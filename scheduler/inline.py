@@ -1,0 +1,204 @@
+"""Inlining: a cheap pointwise node is recomputed inside a reader that takes
+its elements in another arrangement, as Inductor inlines a pointwise buffer's
+body into its readers unless it is realized.
+
+Fusion puts a producer and its consumer in one kernel only when the consumer
+reads each element where, and when, the producer writes it. A read that
+broadcasts (a bias of [C] added to [N, C]), slices, transposes, gathers, or
+takes several neighbours (pooling) cannot fuse; recomputing the producer's
+few ops at the read's index costs less than a kernel boundary and a buffer
+in memory. A producer that is still read elsewhere, or returned, stays;
+dead-node elimination drops the others.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import sympy
+
+from ir_text import (
+    BodyOp,
+    FloorDiv,
+    Mod,
+    Module,
+    Value,
+    contiguous_strides,
+    index_var,
+    loop_vars,
+    simplify_index,
+    strided_index,
+)
+
+from .deps import returned
+
+# As Inductor's realize_opcount_threshold: a body larger than this is read
+# from memory rather than recomputed by each reader.
+MAX_INLINED_OPS = 30
+# The most ops a reader's body may grow to by inlining (reads at several
+# indices, as pooling does, copy the producer once per index).
+MAX_BODY_OPS = 400
+
+
+def inline_pointwise(module: Module) -> Module:
+    by_id = {id(n.result): n for n in module.nodes}
+    kept = {id(v) for v in returned(module)}
+    nodes = []
+    for node in module.nodes:
+        if node.kind in ("pointwise", "reduction", "scan"):
+            body = _inline_into(node, by_id, kept)
+            if body is not node.body:
+                node = dataclasses.replace(node, body=body)
+                by_id[id(node.result)] = node
+        nodes.append(node)
+    return dataclasses.replace(module, nodes=nodes)
+
+
+def _inlinable(producer, kept: set[int]) -> bool:
+    return (
+        producer is not None
+        and producer.kind == "pointwise"
+        and id(producer.result) not in kept
+        and len(producer.body) <= MAX_INLINED_OPS
+        and _decodable(producer.result.type)
+    )
+
+
+def _decodable(t) -> bool:
+    """Whether a storage offset names one element: strides ordered so each
+    dimension steps over all the elements of the ones inside it."""
+    dims = sorted((st, size) for size, st in zip(t.shape, t.strides) if size > 1)
+    reach = 0
+    for st, size in dims:
+        if st <= reach:
+            return False
+        reach += st * (size - 1)
+    return True
+
+
+def _inline_into(node, by_id, kept):
+    """The node's body with inlinable reads replaced by the producers' ops;
+    the spliced ops are visited in turn, so chains inline through."""
+    pending = list(node.body)
+    out: list[BodyOp] = []
+    # Load results replaced by spliced values; the key's Value is kept
+    # alive beside it, so that its id cannot be reused by a new Value.
+    replaced: dict[int, tuple[Value, Value]] = {}
+    scope = _loop_ranges(node)
+    changed = False
+
+    def resolve(v: Value) -> Value:
+        while id(v) in replaced and replaced[id(v)][0] is v:
+            v = replaced[id(v)][1]
+        return v
+
+    while pending:
+        op = pending.pop(0)
+        if op.op == "reduce":
+            scope = {k: v for k, v in scope.items() if not k.startswith("r")}
+        operands = tuple(resolve(v) for v in op.operands)
+        if operands != op.operands:
+            op = dataclasses.replace(op, operands=operands)
+        producer = by_id.get(id(op.operands[0])) if op.op == "load" else None
+        if (
+            _inlinable(producer, kept)
+            and not _aligned(producer, node, op.attr("index"))
+            and len(out) + len(pending) + len(producer.body) <= MAX_BODY_OPS
+        ):
+            ops, value = _splice(producer, op.attr("index"), scope, len(out) + len(pending))
+            replaced[id(op.result)] = (op.result, value)
+            pending[0:0] = ops
+            changed = True
+            continue
+        if op.op == "indirect":
+            scope[op.result.hint] = op.attr("size")
+        out.append(op)
+    return _renumber_indirect(out) if changed else node.body
+
+
+def _loop_ranges(node) -> dict[str, int]:
+    scope = {f"i{k}": s for k, s in enumerate(node.ranges)}
+    scope.update({f"r{k}": s for k, s in enumerate(node.reduction_ranges)})
+    return scope
+
+
+def _aligned(producer, consumer, index) -> bool:
+    """Whether the consumer reads element e of its iteration (row-major, its
+    r-variables innermost) at the offset where the producer writes its e-th
+    element: then fusion can put them together and nothing is recomputed."""
+    sizes = list(consumer.ranges) + list(consumer.reduction_ranges)
+    variables = list(loop_vars(len(consumer.ranges))) + list(loop_vars(len(consumer.reduction_ranges), "r"))
+    if producer.result.type.numel != _product(sizes):
+        return False
+    flat, stride = sympy.Integer(0), 1
+    for v, size in zip(reversed(variables), reversed(sizes)):
+        flat += stride * v
+        stride *= size
+    scope = {v.name: s for v, s in zip(variables, sizes)}
+    coords = _decode(flat, producer.result.type.shape, contiguous_strides(producer.result.type.shape), scope)
+    written = strided_index(coords, producer.result.type.strides)
+    return sympy.expand(simplify_index(written, scope) - simplify_index(index, scope)) == 0
+
+
+def _splice(producer, index, scope: dict[str, int], tag: int) -> tuple[list[BodyOp], Value]:
+    """Copies of the producer's ops computing the element the consumer reads
+    at `index`, and the value the producer would have stored."""
+    t = producer.result.type
+    coords = _decode(index, t.shape, t.strides, scope)
+    mapping = {index_var(f"i{k}"): c for k, c in enumerate(coords)}
+    local: dict[int, Value] = {}
+    ops = []
+    for op in producer.body:
+        if op.op == "store":
+            return ops, local[id(op.operands[0])]
+        attrs = op.attrs
+        if op.op in ("load", "index"):
+            expr = simplify_index(sympy.sympify(op.attr("index")).xreplace(mapping), scope)
+            attrs = tuple((k, expr if k == "index" else v) for k, v in op.attrs)
+        result = Value(op.result.hint, op.result.type)
+        if op.op == "indirect":
+            # A name no other op of the consumer has; _renumber_indirect gives the final ones.
+            result.hint = f"ind_inl{tag}_{len(ops)}"
+            mapping[index_var(op.result.hint)] = index_var(result.hint)
+        local[id(op.result)] = result
+        operands = tuple(local.get(id(v), v) for v in op.operands)
+        ops.append(BodyOp(result, op.op, operands, attrs))
+    raise AssertionError("a loop body ends with its store")
+
+
+def _decode(offset, shape, strides, scope: dict[str, int]) -> list:
+    """The coordinates of the element at storage `offset` (for a decodable layout)."""
+    coords = []
+    for size, stride in zip(shape, strides):
+        if size == 1:
+            coords.append(sympy.Integer(0))
+            continue
+        coords.append(simplify_index(Mod(FloorDiv(offset, stride), size), scope))
+    return coords
+
+
+def _renumber_indirect(body: list[BodyOp]) -> list[BodyOp]:
+    """Indirect ops are named ind0, ind1, ... in body order (a verifier rule)."""
+    renamed: dict = {}
+    values: dict[int, Value] = {}
+    out = []
+    for op in body:
+        operands = tuple(values.get(id(v), v) for v in op.operands)
+        attrs = op.attrs
+        if op.op in ("load", "index") and renamed:
+            expr = sympy.sympify(op.attr("index")).xreplace(renamed)
+            attrs = tuple((k, expr if k == "index" else v) for k, v in op.attrs)
+        result = op.result
+        if op.op == "indirect":
+            name = f"ind{len(renamed)}"
+            renamed[index_var(op.result.hint)] = index_var(name)
+            result = values[id(op.result)] = Value(name, op.result.type)
+        out.append(BodyOp(result, op.op, operands, attrs))
+    return out
+
+
+def _product(sizes) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n

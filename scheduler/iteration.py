@@ -1,0 +1,270 @@
+"""The iteration space of a fused kernel, and where each of its nodes runs in it.
+
+A kernel iterates over the output elements of its first reduction (its
+*rows*, the i-variables) and, per row, over the reduced elements (the
+r-variables); a kernel without a reduction iterates over its first node's
+elements. Size-1 dimensions are dropped. Each node takes a *level*:
+
+- `reduction`: a reduction of the kernel's (numel, rnumel) group;
+- `row`: a pointwise node with one element per row (an epilogue);
+- `elem`: a pointwise node with one element per (row, reduced element): a
+  prologue of a reduction, or an elementwise step after one (softmax's
+  division), as Inductor fuses a pointwise node into a reduction when its
+  numel is the reduction's numel * rnumel.
+
+Every node's loop variables map onto the kernel's in row-major order (the
+`mapping`); fusion is legal when, under these mappings, each node reads every
+buffer produced inside the kernel at exactly the element its producer writes.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import sympy
+
+from ir_text import FloorDiv, Mod, index_var, loop_vars, render_index, simplify_index, strided_index
+
+from .deps import node_group
+
+
+@dataclass(frozen=True)
+class Place:
+    level: str  # "reduction", "row" or "elem"
+    mapping: tuple  # (node's loop variable, expression over the kernel's variables)
+
+    def apply(self, expr, ranges: dict[str, int]):
+        """An index of the node's variables as one of the kernel's."""
+        return _substitute(sympy.sympify(expr), self.mapping, tuple(sorted(ranges.items())))
+
+
+@dataclass(frozen=True)
+class KernelSpace:
+    ranges: tuple[int, ...]  # the kernel's i-variable extents
+    reduction: tuple[int, ...]  # its r-variable extents, () without a reduction
+    places: dict  # id(node) -> Place
+
+    @property
+    def variables(self) -> dict[str, int]:
+        out = {f"i{k}": s for k, s in enumerate(self.ranges)}
+        out.update({f"r{k}": s for k, s in enumerate(self.reduction)})
+        return out
+
+    def write_index(self, node):
+        """Where the node stores its element, over the kernel's variables."""
+        index = strided_index(loop_vars(len(node.ranges)), node.result.type.strides)
+        return self.places[id(node)].apply(index, self.variables)
+
+
+class Refused(Exception):
+    """Nodes that cannot share a kernel; the message is the refusal reason."""
+
+
+def anchor(nodes: list):
+    """The node whose loops the kernel runs: its first reduction, else its first node."""
+    return next((n for n in nodes if n.kind == "reduction"), nodes[0])
+
+
+def kernel_group(nodes: list) -> tuple[int, int]:
+    return node_group(anchor(nodes))
+
+
+def kernel_space(nodes: list, names) -> KernelSpace:
+    """The space of a kernel holding `nodes` (program order); raises Refused
+    when a node's size fits neither level or a read crosses elements."""
+    first = anchor(nodes)
+    if first.kind == "scan":
+        # A scan runs alone, over its own loops (its dimension is one of them).
+        identity = tuple((v, v) for v in loop_vars(len(first.ranges)))
+        return KernelSpace(tuple(first.ranges), (), {id(first): Place("row", identity)})
+    numel, rnumel = node_group(first)
+    ranges = tuple(s for s in first.ranges if s != 1)
+    reduction = tuple(s for s in first.reduction_ranges if s != 1)
+    space = KernelSpace(ranges, reduction, {})
+    levels = {id(n): _place(n, numel, rnumel, ranges, reduction, names) for n in nodes}
+    for n in nodes:
+        if n.kind == "reduction":
+            space.places[id(n)] = levels[id(n)]
+    pending = [n for n in nodes if n.kind != "reduction"]
+    while pending:
+        # Place next a node related to a placed one, so that it can take the
+        # arrangement its neighbours imply (a transposed read, a reduction
+        # over a leading dimension); otherwise the row-major one.
+        node = next((n for n in pending if _related(n, nodes, space)), pending[0])
+        pending.remove(node)
+        flat = levels[id(node)]
+        options = [Place(flat.level, m) for m in _aligned_mappings(node, nodes, space)] + [flat]
+        space.places[id(node)] = next((p for p in options if _fits(node, p, nodes, space, names)), flat)
+    _check_reads(nodes, space, names)
+    return space
+
+
+def _related(node, nodes, space: KernelSpace) -> bool:
+    placed = [m for m in nodes if id(m) in space.places]
+    return any(_accesses(node, m) for m in placed)
+
+
+def _accesses(a, b) -> list[tuple]:
+    """(index in a's variables, index in b's variables) of the element one
+    reads where the other reads or writes it: shared sources, and the buffer
+    one of them produces for the other."""
+    pairs = []
+    for op in a.body:
+        if op.op != "load":
+            continue
+        for other in b.body:
+            if other.op == "load" and other.operands[0] is op.operands[0]:
+                pairs.append((op.attr("index"), other.attr("index")))
+        if op.operands[0] is b.result:
+            pairs.append((op.attr("index"), _own_write(b)))
+    for other in b.body:
+        if other.op == "load" and other.operands[0] is a.result:
+            pairs.append((_own_write(a), other.attr("index")))
+    return pairs
+
+
+def _own_write(node):
+    return strided_index(loop_vars(len(node.ranges)), node.result.type.strides)
+
+
+def _aligned_mappings(node, nodes, space: KernelSpace) -> list[tuple]:
+    """Mappings of the node's variables onto the kernel's that make one of
+    its accesses coincide with a placed node's access of the same element,
+    by matching coefficients (each of the node's dimensions to a kernel
+    variable of the same extent and stride), in a deterministic order."""
+    variables = space.variables
+    out = []
+    for other in nodes:
+        place = space.places.get(id(other))
+        if place is None:
+            continue
+        for mine, theirs in _accesses(node, other):
+            mapping = _match(sympy.sympify(mine), place.apply(theirs, variables), node.ranges, variables)
+            if mapping is not None and mapping not in out:
+                out.append(mapping)
+    return out
+
+
+def _match(mine, theirs, sizes, variables: dict[str, int]):
+    own = _coefficients(mine)
+    kernel = _coefficients(theirs)
+    if own is None or kernel is None:
+        return None
+    used, mapping = set(), []
+    for k, size in enumerate(sizes):
+        var = index_var(f"i{k}")
+        if size == 1:
+            mapping.append((var, sympy.Integer(0)))
+            continue
+        coeff = own.get(var.name)
+        hit = next(
+            (
+                v
+                for v, c in sorted(kernel.items())
+                if c == coeff and v not in used and variables.get(v) == size
+            ),
+            None,
+        )
+        if coeff is None or hit is None:
+            return None
+        used.add(hit)
+        mapping.append((var, index_var(hit)))
+    return tuple(mapping)
+
+
+def _coefficients(expr) -> dict[str, int] | None:
+    """{variable: coefficient} of an affine index (None if it is not affine)."""
+    out = {}
+    for term in sympy.Add.make_args(sympy.expand(expr)):
+        coeff, body = term.as_coeff_Mul()
+        if body == 1:
+            continue
+        if not (body.is_Symbol and coeff.is_Integer):
+            return None
+        out[body.name] = int(coeff)
+    return out
+
+
+def _fits(node, place: "Place", nodes, space: KernelSpace, names) -> bool:
+    """Whether, with `place`, the node's reads and its readers among the placed nodes line up."""
+    trial = KernelSpace(space.ranges, space.reduction, dict(space.places))
+    trial.places[id(node)] = place
+    placed = [n for n in nodes if id(n) in trial.places]
+    try:
+        _check_reads(placed, trial, names)
+    except Refused:
+        return False
+    return True
+
+
+def _place(node, numel: int, rnumel: int, ranges, reduction, names) -> Place:
+    n, r = node_group(node)
+    label = names[id(node.result)]
+    if node.kind == "reduction":
+        if (n, r) != (numel, rnumel):
+            raise Refused(
+                f"[group] reduction sizes differ: {label} is {(n, r)}, the kernel {(numel, rnumel)}"
+            )
+        outer = _flat_mapping(tuple(node.ranges), "i", ranges, ())
+        inner = _flat_mapping(tuple(node.reduction_ranges), "r", (), reduction)
+        return Place("reduction", outer + inner)
+    if n == numel:
+        return Place("row", _flat_mapping(tuple(node.ranges), "i", ranges, ()))
+    if rnumel > 1 and n == numel * rnumel:
+        return Place("elem", _flat_mapping(tuple(node.ranges), "i", ranges, reduction))
+    fits = f"{numel} rows" + (f" or {numel * rnumel} elements" if rnumel > 1 else "")
+    raise Refused(f"[group] {label} has {n} elements, the kernel {fits} ({(numel, rnumel)})")
+
+
+@functools.lru_cache(maxsize=4096)
+def _flat_mapping(sizes: tuple[int, ...], prefix: str, ranges: tuple, reduction: tuple) -> tuple:
+    """Variables `prefix0..` over `sizes`, as the row-major unflattening of
+    the kernel's i-variables then r-variables (whose element counts agree)."""
+    kernel_vars = list(loop_vars(len(ranges))) + list(loop_vars(len(reduction), "r"))
+    extents = list(ranges) + list(reduction)
+    flat, stride = sympy.Integer(0), 1
+    for v, size in zip(reversed(kernel_vars), reversed(extents)):
+        flat += stride * v
+        stride *= size
+    variables = {v.name: s for v, s in zip(kernel_vars, extents)}
+    mapping, stride = [], 1
+    for k in range(len(sizes) - 1, -1, -1):
+        expr = Mod(FloorDiv(flat, stride), sizes[k]) if sizes[k] != 1 else sympy.Integer(0)
+        mapping.append((index_var(f"{prefix}{k}"), simplify_index(expr, variables)))
+        stride *= sizes[k]
+    return tuple(reversed(mapping))
+
+
+@functools.lru_cache(maxsize=65536)
+def _substitute(expr, mapping: tuple, ranges: tuple):
+    return simplify_index(expr.xreplace(dict(mapping)), dict(ranges))
+
+
+def _check_reads(nodes, space: KernelSpace, names) -> None:
+    """Each read of a buffer computed in the kernel must take the element
+    its producer writes, and per-row code cannot read per-element values."""
+    producers = {id(n.result): n for n in nodes}
+    variables = space.variables
+    for consumer in nodes:
+        place = space.places[id(consumer)]
+        level = place.level
+        for op in consumer.body:
+            if op.op == "reduce":
+                level = "row"  # the epilogue runs once per row
+            if op.op != "load" or id(op.operands[0]) not in producers:
+                continue
+            producer = producers[id(op.operands[0])]
+            who, whom = names[id(consumer.result)], names[id(producer.result)]
+            index = op.attr("index")
+            if any(s.name.startswith("ind") for s in sympy.sympify(index).free_symbols):
+                raise Refused(f"[indirect] {who} reads {whom} at an indirect index")
+            if space.places[id(producer)].level == "elem" and level == "row":
+                raise Refused(f"[level] {who} runs once per row but reads {whom}, a per-element value")
+            read = place.apply(index, variables)
+            written = space.write_index(producer)
+            if sympy.expand(read - written) != 0:
+                raise Refused(
+                    f"[memory-deps] {who} reads {whom}[{render_index(read)}] but it is written at"
+                    f" [{render_index(written)}]"
+                )

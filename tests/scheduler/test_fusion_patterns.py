@@ -1,0 +1,144 @@
+"""Fusion asserted by kernel counts (as tinygrad's check_schedule) and by
+results against eager PyTorch on fresh random inputs, on both backends:
+each row-reduction chain (softmax, layer norm, RMS norm, cross-entropy, ...)
+is one kernel, pointwise prologues and epilogues join it, and a reader that
+broadcasts or transposes a cheap pointwise producer recomputes it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from matching import assert_matches
+
+import tirc
+
+
+def loop_kernels(program) -> int:
+    module = program.compiled.module
+    externs = {id(n.result) for n in module.nodes if n.kind == "extern"}
+    return sum(1 for k in module.kernels if not any(id(v) in externs for v in k.nodes))
+
+
+def softmax(x):
+    return torch.softmax(x, -1)
+
+
+def log_softmax(x):
+    return torch.log_softmax(x, -1)
+
+
+def softmax_dim0(x):
+    return torch.softmax(x, 0)
+
+
+def layer_norm(x, w, b):
+    return F.layer_norm(x, (x.shape[-1],), w, b)
+
+
+def rms_norm(x, w):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+
+
+def gelu_bias(x, b):
+    return F.gelu(x + b, approximate="tanh")
+
+
+def cross_entropy_rows(x, t):
+    return F.cross_entropy(x, t, reduction="none")
+
+
+def cross_entropy_mean(x, t):
+    return F.cross_entropy(x, t)
+
+
+def add_layer_norm(x, r, w, b):
+    s = x + r
+    return s, F.layer_norm(s, (s.shape[-1],), w, b)
+
+
+def attention_softmax(s, mask):
+    return torch.softmax(s * 0.125 + mask, -1)
+
+
+def bias_broadcast(x, b):
+    return torch.relu(x + b * 2.0)
+
+
+def transposed_read(x, y):
+    return (x.t() * 2.0) + y
+
+
+def sum_and_max(x):
+    return x.sum(-1), x.amax(-1)
+
+
+def column_sum_of_exp(x):
+    return torch.exp(x).sum(0)
+
+
+def _rows(n=37, c=129, dtype=torch.float32):
+    return torch.randn(n, c, dtype=dtype)
+
+
+def _targets(n=37, c=129):
+    return torch.randint(0, c, (n,))
+
+
+# (program, inputs, loop kernels): one kernel per row-reduction chain; a
+# final reduction over the rows (the mean of a loss) is a second chain.
+CASES = {
+    "softmax": (softmax, lambda: [_rows()], 1),
+    "log_softmax": (log_softmax, lambda: [_rows()], 1),
+    "softmax_dim0": (softmax_dim0, lambda: [_rows()], 1),
+    "layer_norm": (layer_norm, lambda: [_rows(), torch.randn(129), torch.randn(129)], 1),
+    "rms_norm": (rms_norm, lambda: [_rows(), torch.randn(129)], 1),
+    "gelu_bias": (gelu_bias, lambda: [_rows(), torch.randn(129)], 1),
+    "cross_entropy_rows": (cross_entropy_rows, lambda: [_rows(), _targets()], 1),
+    "cross_entropy_mean": (cross_entropy_mean, lambda: [_rows(), _targets()], 2),
+    "add_layer_norm": (add_layer_norm, lambda: [_rows(), _rows(), torch.randn(129), torch.randn(129)], 1),
+    "attention_softmax": (attention_softmax, lambda: [torch.randn(2, 3, 17, 33), torch.randn(17, 33)], 1),
+    "bias_broadcast": (bias_broadcast, lambda: [_rows(), torch.randn(129)], 1),
+    "transposed_read": (transposed_read, lambda: [torch.randn(129, 37), _rows()], 1),
+    "sum_and_max": (sum_and_max, lambda: [_rows()], 1),
+    "column_sum_of_exp": (column_sum_of_exp, lambda: [_rows()], 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_kernel_count_and_result_cpp(name):
+    fn, make_inputs, kernels = CASES[name]
+    inputs = make_inputs()
+    program = tirc.compile(fn, inputs, backend="cpp")
+    assert loop_kernels(program) == kernels
+    assert_matches(program(*inputs), fn(*inputs))
+
+
+@pytest.mark.parametrize(
+    "name", ["softmax", "layer_norm", "cross_entropy_mean", "sum_and_max", "softmax_dim0"]
+)
+def test_kernel_count_and_result_triton(name):
+    fn, make_inputs, kernels = CASES[name]
+    inputs = make_inputs()
+    program = tirc.compile(fn, inputs, backend="triton")
+    assert loop_kernels(program) == kernels
+    assert_matches(program(*inputs), fn(*inputs))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_reduced_precision_softmax_and_norm(dtype):
+    def fn(x, w):
+        return torch.softmax(x, -1), F.layer_norm(x, (x.shape[-1],), w)
+
+    inputs = [_rows(dtype=dtype), torch.randn(129, dtype=dtype)]
+    program = tirc.compile(fn, inputs, backend="cpp")
+    assert loop_kernels(program) == 1
+    assert_matches(program(*inputs), fn(*inputs))
+
+
+def test_fusion_false_keeps_one_kernel_per_node():
+    inputs = [_rows()]
+    program = tirc.compile(softmax, inputs, backend="cpp", options={"fusion": False})
+    module = program.compiled.module
+    assert loop_kernels(program) == len(module.nodes) > 1
+    assert_matches(program(*inputs), softmax(*inputs))
