@@ -195,6 +195,9 @@ class NodeFacts:
     reads: tuple[Dep, ...]
     users: tuple[Any, ...]  # Values, or Symbol("return")
     pos: Any = field(default=None, compare=False)
+    # What the node stores: its buffer at the write index (a star dep for an
+    # extern call's results, which ATen writes whole).
+    writes: tuple[Dep, ...] = ()
 
 
 @dataclass(eq=False)

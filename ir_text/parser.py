@@ -403,9 +403,14 @@ class _Builder(Transformer):
         return "facts", list(children)
 
     def fact(self, meta, children):
-        node, numel, rnumel, deps, users = children
+        node, numel, rnumel, reads, writes, users = children
         return NodeFacts(
-            self._use(node), (int(numel), int(rnumel)), tuple(deps or ()), tuple(users or ()), _pos(meta)
+            self._use(node),
+            (int(numel), int(rnumel)),
+            tuple(reads or ()),
+            tuple(users or ()),
+            _pos(meta),
+            tuple(writes or ()),
         )
 
     def deps(self, meta, children):

@@ -84,8 +84,12 @@ def format_fact(fact, names) -> str:
         return f"{names(d.buffer)}[{'*' if d.index is None else render_index(d.index)}]"
 
     reads = ", ".join(dep(d) for d in fact.reads)
+    writes = ", ".join(dep(d) for d in fact.writes)
     users = ", ".join(format_literal(u, names) for u in fact.users)
-    return f"node {names(fact.node)} group ({fact.group[0]}, {fact.group[1]}) reads [{reads}] users [{users}]"
+    return (
+        f"node {names(fact.node)} group ({fact.group[0]}, {fact.group[1]}) reads [{reads}] "
+        f"writes [{writes}] users [{users}]"
+    )
 
 
 def format_type(t) -> str:

@@ -40,6 +40,14 @@ def write_index(node):
     return strided_index(loop_vars(len(node.ranges)), node.result.type.strides)
 
 
+def node_writes(node) -> tuple[Dep, ...]:
+    """Memory deps of a node's stores: its buffer at its write index; an
+    extern call writes each result whole (a star dep)."""
+    if node.kind == "extern":
+        return tuple(Dep(r, None) for r in node.results)
+    return (Dep(node.result, write_index(node)),)
+
+
 def node_group(node) -> tuple[int, int]:
     """(numel, rnumel) of a node, as Inductor's group; an extern call has
     no loop (0, 0)."""
@@ -84,5 +92,7 @@ def compute_facts(module: Module) -> list[NodeFacts]:
                 if all(user is not x for x in node_users):
                     node_users.append(user)
         node_users = tuple(node_users)
-        facts.append(NodeFacts(node.result, node_group(node), node_reads(node), node_users))
+        facts.append(
+            NodeFacts(node.result, node_group(node), node_reads(node), node_users, writes=node_writes(node))
+        )
     return facts

@@ -26,7 +26,7 @@ import sympy
 
 from ir_text import FloorDiv, Mod, index_var, loop_vars, render_index, simplify_index, strided_index
 
-from .deps import node_group
+from .deps import node_group, write_index
 
 
 @dataclass(frozen=True)
@@ -117,15 +117,11 @@ def _accesses(a, b) -> list[tuple]:
             if other.op == "load" and other.operands[0] is op.operands[0]:
                 pairs.append((op.attr("index"), other.attr("index")))
         if op.operands[0] is b.result:
-            pairs.append((op.attr("index"), _own_write(b)))
+            pairs.append((op.attr("index"), write_index(b)))
     for other in b.body:
         if other.op == "load" and other.operands[0] is a.result:
-            pairs.append((_own_write(a), other.attr("index")))
+            pairs.append((write_index(a), other.attr("index")))
     return pairs
-
-
-def _own_write(node):
-    return strided_index(loop_vars(len(node.ranges)), node.result.type.strides)
 
 
 def _aligned_mappings(node, nodes, space: KernelSpace) -> list[tuple]:
