@@ -62,8 +62,8 @@ class Refused(Exception):
 
 
 def anchor(nodes: list):
-    """The node whose loops the kernel runs: its first reduction, else its first node."""
-    return next((n for n in nodes if n.kind == "reduction"), nodes[0])
+    """The node whose loops the kernel runs: its first reduction or scan, else its first node."""
+    return next((n for n in nodes if n.kind in ("reduction", "scan")), nodes[0])
 
 
 def kernel_group(nodes: list) -> tuple[int, int]:
@@ -74,19 +74,19 @@ def kernel_space(nodes: list, names) -> KernelSpace:
     """The space of a kernel holding `nodes` (program order); raises Refused
     when a node's size fits neither level or a read crosses elements."""
     first = anchor(nodes)
-    if first.kind == "scan":
-        # A scan runs alone, over its own loops (its dimension is one of them).
-        identity = tuple((v, v) for v in loop_vars(len(first.ranges)))
-        return KernelSpace(tuple(first.ranges), (), {id(first): Place("row", identity)})
     numel, rnumel = node_group(first)
     ranges = tuple(s for s in first.ranges if s != 1)
     reduction = tuple(s for s in first.reduction_ranges if s != 1)
+    if first.kind == "scan":
+        # A scan's kernel runs its loops, all of them (`dim` numbers them);
+        # pointwise nodes over the same elements run inside them.
+        ranges = tuple(first.ranges)
     space = KernelSpace(ranges, reduction, {})
     levels = {id(n): _place(n, numel, rnumel, ranges, reduction, names) for n in nodes}
     for n in nodes:
-        if n.kind == "reduction":
+        if n.kind in ("reduction", "scan"):
             space.places[id(n)] = levels[id(n)]
-    pending = [n for n in nodes if n.kind != "reduction"]
+    pending = [n for n in nodes if n.kind not in ("reduction", "scan")]
     while pending:
         # Place next a node related to a placed one, so that it can take the
         # arrangement its neighbours imply (a transposed read, a reduction
@@ -197,6 +197,8 @@ def _fits(node, place: "Place", nodes, space: KernelSpace, names) -> bool:
 def _place(node, numel: int, rnumel: int, ranges, reduction, names) -> Place:
     n, r = node_group(node)
     label = names[id(node.result)]
+    if node.kind == "scan":
+        return Place("row", tuple((v, v) for v in loop_vars(len(node.ranges))))
     if node.kind == "reduction":
         if (n, r) != (numel, rnumel):
             raise Refused(

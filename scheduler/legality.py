@@ -67,15 +67,18 @@ def kernel_reason(graph: Graph, members: list[int], names) -> str | None:
 
 
 def kind_reason(graph: Graph, members, names) -> str | None:
-    """An extern call always runs alone (as Inductor's ExternKernel); so does a
-    scan, whose loop order (the scanned dimension innermost, in order) no
-    other node shares."""
+    """An extern call always runs alone (as Inductor's ExternKernel). A scan
+    shares its kernel only with pointwise nodes over its elements: its loops
+    (the scanned dimension innermost, in order) fit no reduction or other scan."""
+    scans = [k for k in sorted(members) if graph.nodes[k].kind == "scan"]
     for k in sorted(members):
         node = graph.nodes[k]
         if node.kind == "extern":
             return f"[extern] {names[id(node.result)]} is an extern call ({node.target}), which runs alone"
-        if node.kind == "scan":
-            return f"[kind] {names[id(node.result)]} is a loop.scan node, which runs alone"
+        if scans and node.kind == "reduction":
+            return f"[kind] {names[id(node.result)]} is a reduction; a scan's kernel holds no reduction"
+    if len(scans) > 1:
+        return f"[kind] {names[id(graph.nodes[scans[1]].result)]} is a second scan; a kernel holds one"
     return None
 
 

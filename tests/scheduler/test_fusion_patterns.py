@@ -77,6 +77,10 @@ def column_sum_of_exp(x):
     return torch.exp(x).sum(0)
 
 
+def cumsum_with_pointwise(x):
+    return torch.cumsum(x * 2.0, -1).sigmoid() + x
+
+
 def _rows(n=37, c=129, dtype=torch.float32):
     return torch.randn(n, c, dtype=dtype)
 
@@ -102,6 +106,7 @@ CASES = {
     "transposed_read": (transposed_read, lambda: [torch.randn(129, 37), _rows()], 1),
     "sum_and_max": (sum_and_max, lambda: [_rows()], 1),
     "column_sum_of_exp": (column_sum_of_exp, lambda: [_rows()], 1),
+    "cumsum_with_pointwise": (cumsum_with_pointwise, lambda: [_rows()], 1),
 }
 
 
