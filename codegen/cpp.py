@@ -223,7 +223,7 @@ def _expr(stmt: Compute, dtypes: dict[str, str]) -> str:
     return template.format(*stmt.args, dtype=C_TYPES[stmt.dtype])
 
 
-def _signature(plan: KernelPlan) -> list[str]:
+def _signature(plan: KernelPlan, linkage: str = 'extern "C"') -> list[str]:
     params = []
     for k, (name, dtype) in enumerate(plan.params):
         const = "const " if k < plan.num_inputs else ""
@@ -231,7 +231,7 @@ def _signature(plan: KernelPlan) -> list[str]:
         params.append(f"{const}{C_TYPES[dtype]}* {restrict}p_{name}")
     return [
         f"// {plan.name}: {', '.join(plan.nodes)}",
-        f'extern "C" void {plan.name}({", ".join(params)}) {{',
+        f"{linkage} void {plan.name}({', '.join(params)}) {{",
     ]
 
 
@@ -279,8 +279,10 @@ def _close_loops(lines, depth: int, count: int) -> int:
     return depth
 
 
-def render_kernel(plan: KernelPlan) -> str:
-    lines = _signature(plan)
+def render_kernel(plan: KernelPlan, linkage: str = 'extern "C"') -> str:
+    if plan.nests:
+        return _render_nests(plan)
+    lines = _signature(plan, linkage)
     scan = next((s for s in plan.statements if isinstance(s, Scan)), None)
     if scan is not None:
         _scan_body(plan, scan, lines)
@@ -288,6 +290,17 @@ def render_kernel(plan: KernelPlan) -> str:
         _row_body(plan, lines)
     lines.append("}")
     return "\n".join(lines)
+
+
+def _render_nests(plan: KernelPlan) -> str:
+    """A kernel of several loop nests: one function per nest, and the
+    kernel's entry point calling them in order (one launch from Python)."""
+    parts = [render_kernel(nest, "static") for nest in plan.nests]
+    lines = _signature(plan)
+    for nest in plan.nests:
+        lines.append(f"  {nest.name}({', '.join('p_' + name for name, _ in nest.params)});")
+    lines.append("}")
+    return "\n\n".join(parts + ["\n".join(lines)])
 
 
 def _row_body(plan: KernelPlan, lines: list[str]) -> None:

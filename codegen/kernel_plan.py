@@ -87,10 +87,15 @@ class KernelPlan:
     # Params that share storage with another (an output written in place
     # over an input): they must not be declared non-aliasing.
     aliased: frozenset[str] = frozenset()
+    # A kernel of several loop nests: one plan per nest, run in order (each
+    # with the params it uses); the kernel's own steps are then empty.
+    nests: tuple = ()
 
     @property
     def statements(self) -> tuple:
         """Every statement, loops flattened, in order."""
+        if self.nests:
+            return tuple(s for nest in self.nests for s in nest.statements)
         out = []
         for step in self.steps:
             out += step.statements if isinstance(step, Loop) else [step]
@@ -174,20 +179,36 @@ def plan_kernel(
     """The statements of a kernel; `in_place` holds the ids of buffers that
     share storage (an input and the output written over it)."""
     io = kernel_io(module, kernel, user_map)
+    params = tuple((ids[id(v)], v.type.dtype) for v in io.inputs + io.outputs)
+    aliased = frozenset(ids[key] for key in in_place)
+    nests = kernel.loop_nests()
+    if len(nests) == 1:
+        return _plan_nest(module, kernel.name.name, nests[0], io, params, names, ids, aliased)
+    plans = []
+    for j, nest in enumerate(nests):
+        nest_io = kernel_io(module, kernel, user_map, nest)
+        nest_params = tuple((ids[id(v)], v.type.dtype) for v in nest_io.inputs + nest_io.outputs)
+        plans.append(
+            _plan_nest(module, f"{kernel.name.name}_{j}", nest, nest_io, nest_params, names, ids, aliased)
+        )
+    nodes = tuple(names[id(v)] for v in kernel.nodes)
+    return KernelPlan(kernel.name.name, (), (), params, len(io.inputs), (), nodes, aliased, tuple(plans))
+
+
+def _plan_nest(module, name: str, values, io, params, names, ids, aliased) -> KernelPlan:
     by_id = {id(n.result): n for n in module.nodes}
-    nodes = [by_id[id(v)] for v in kernel.nodes]
+    nodes = [by_id[id(v)] for v in values]
     space = kernel_space(nodes, names)
     statements = _statements(nodes, space, {id(v) for v in io.outputs}, ids)
-    params = tuple((ids[id(v)], v.type.dtype) for v in io.inputs + io.outputs)
     return KernelPlan(
-        kernel.name.name,
+        name,
         space.ranges,
         space.reduction,
         params,
         len(io.inputs),
         _schedule(statements, space),
-        tuple(names[id(v)] for v in kernel.nodes),
-        frozenset(ids[key] for key in in_place),
+        tuple(names[id(v)] for v in values),
+        aliased,
     )
 
 

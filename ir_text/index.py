@@ -181,6 +181,18 @@ def index_bounds(expr, ranges: dict[str, int]) -> tuple[int, int]:
     raise ValueError(f"not an index expression: {expr}")
 
 
+def non_overlapping(shape, strides) -> bool:
+    """Whether distinct indices always map to distinct storage offsets (each
+    dimension, by increasing stride, steps past all the ones inside it)."""
+    dims = sorted((st, size) for size, st in zip(shape, strides) if size > 1)
+    reach = 0  # the largest offset reachable with the dimensions seen so far
+    for st, size in dims:
+        if st <= reach:
+            return False
+        reach += st * (size - 1)
+    return True
+
+
 def contiguous_strides(shape) -> tuple[int, ...]:
     strides, acc = [], 1
     for size in reversed(tuple(shape)):

@@ -202,10 +202,21 @@ class NodeFacts:
 
 @dataclass(eq=False)
 class Kernel:
+    """`kernel @k0 = fuse(%a, %b; %c) {...}`: nodes in program order, in loop
+    nests run one after the other (`nests` holds their sizes; None: one nest)."""
+
     name: Symbol
     nodes: tuple[Value, ...]
     attrs: tuple[tuple[str, Any], ...]
     pos: Any = field(default=None, compare=False)
+    nests: tuple[int, ...] | None = None
+
+    def loop_nests(self) -> tuple[tuple[Value, ...], ...]:
+        out, start = [], 0
+        for size in self.nests or (len(self.nodes),):
+            out.append(tuple(self.nodes[start : start + size]))
+            start += size
+        return tuple(out)
 
 
 @dataclass(eq=False)

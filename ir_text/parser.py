@@ -430,13 +430,18 @@ class _Builder(Transformer):
         refusals = [c for c in children if isinstance(c, Refusal)]
         return "fusion", (kernels, refusals)
 
+    def nests(self, meta, children):
+        return list(children)
+
     def kernel(self, meta, children):
-        symbol, nodes, attrs = children
+        symbol, nests, attrs = children
         name = str(symbol)[1:]
         if name in self.symbols:
             raise _fail(symbol, f"kernel @{name} is defined twice")
         self.symbols[name] = Symbol(name)
-        return Kernel(self.symbols[name], tuple(self._use(v) for v in nodes), attrs or (), _pos(meta))
+        nodes = tuple(self._use(v) for nest in nests for v in nest)
+        sizes = tuple(len(nest) for nest in nests) if len(nests) > 1 else None
+        return Kernel(self.symbols[name], nodes, attrs or (), _pos(meta), sizes)
 
     def refusal(self, meta, children):
         first, second, attrs = children

@@ -201,7 +201,7 @@ class _Printer:
     def _fusion(self):
         self.lines += ["", "fusion {"]
         for k in self.m.kernels:
-            nodes = ", ".join(self.names(v) for v in k.nodes)
+            nodes = "; ".join(", ".join(self.names(v) for v in nest) for nest in k.loop_nests())
             attrs = " " + format_attrs(k.attrs, self.names) if k.attrs else ""
             self.lines.append(f"  kernel @{k.name.name} = fuse({nodes}){attrs}")
         for r in self.m.refusals or ():

@@ -11,7 +11,7 @@ import math
 from .body_ops import ACCEPTS, BODY_OPS, REDUCTION_RESULT, REDUCTIONS, SCANS
 from .dtypes import INT_DTYPES, TORCH_DTYPES, is_float
 from .errors import TircError, error_at
-from .index import index_bounds, index_symbols
+from .index import index_bounds, index_symbols, non_overlapping
 from .graph_check import bind_meta, check_call, check_graph, meta_inputs
 from .model import STAGES, BufferType, Enum, Module, Value
 from .printer import VERSION
@@ -179,19 +179,8 @@ def _check_kind_op(node) -> None:
 def _check_layout(node, t: BufferType) -> None:
     if any(st < 0 for st in t.strides):
         raise _fail(node, "negative buffer stride")
-    if not _non_overlapping(t.shape, t.strides):
+    if not non_overlapping(t.shape, t.strides):
         raise _fail(node, f"strides {list(t.strides)} make elements of the buffer overlap")
-
-
-def _non_overlapping(shape, strides) -> bool:
-    """Whether distinct indices always map to distinct storage offsets."""
-    dims = sorted((st, size) for size, st in zip(shape, strides) if size > 1)
-    reach = 0  # the largest offset reachable with the dimensions seen so far
-    for st, size in dims:
-        if st <= reach:
-            return False
-        reach += st * (size - 1)
-    return True
 
 
 def _operand_dtype(op, v: Value, local: set[int]) -> str:

@@ -11,6 +11,7 @@ the loop nodes afterwards.
 
 from __future__ import annotations
 
+import sympy
 import torch
 
 from ir_text import (
@@ -23,7 +24,10 @@ from ir_text import (
     Value,
     contiguous_strides,
     from_torch,
+    loop_vars,
     meta_call,
+    non_overlapping,
+    strided_index,
     to_torch,
 )
 
@@ -40,6 +44,8 @@ EXTERN_OPS = frozenset(
         "aten.addmm.default",
         "aten.baddbmm.default",
         "aten.convolution.default",
+        # A view handed to an extern call without a copy (Lowering.strided_view).
+        "aten.as_strided.default",
     }
 )
 
@@ -116,12 +122,43 @@ class Lowering:
             return t
         return self.pointwise(t.shape, t.dtype, lambda b: b.load(t), compute=t.dtype)
 
+    def strided_view(self, t: LTensor) -> Value | None:
+        """A view that ATen can take without a copy, as an extern
+        `aten.as_strided` of its buffer (Inductor passes a ReinterpretView):
+        element idx at sum(stride * idx) from the buffer's first element, no
+        two elements at one offset. None for other views (slices with an
+        offset, broadcasts, gathers), which are copied."""
+        if t.is_buffer:
+            return None
+        variables = loop_vars(len(t.shape))
+        index = t.index(variables)
+        strides = []
+        for v, size in zip(variables, t.shape):
+            coeff = sympy.sympify(index.coeff(v))
+            if size == 1 and not coeff.is_Integer:
+                return None
+            if not (coeff.is_Integer and coeff >= 0):
+                return None
+            strides.append(int(coeff))
+        flat = strided_index(variables, strides)
+        if sympy.expand(index - flat) != 0 or not non_overlapping(t.shape, strides):
+            return None
+        shape = list(t.shape)
+        result = Value("", BufferType(t.dtype, tuple(shape), tuple(strides)))
+        view = ExternNode(
+            (result,), "aten.as_strided.default", (t.buffer, tuple(shape), tuple(strides)), (), None
+        )
+        view.loc = self.op.loc if self.op is not None else None
+        self.nodes.append(view)
+        return result
+
     def extern(self, op: GraphOp, args, kwargs) -> list[LTensor]:
-        """An extern node calling `op`'s ATen op; views among the arguments are materialised."""
+        """An extern node calling `op`'s ATen op; views among the arguments are
+        passed as strided views where they can be, else materialised."""
 
         def arg(a):
             if isinstance(a, LTensor):
-                return self.materialize(a).buffer
+                return self.strided_view(a) or self.materialize(a).buffer
             if isinstance(a, tuple):
                 return tuple(arg(x) for x in a)
             return a

@@ -14,7 +14,7 @@ from ir_text import Kernel, Module, Refusal, Symbol, to_torch, value_names
 
 from .deps import node_reads
 from .iteration import kernel_group
-from .legality import Graph, refusal_reason
+from .legality import Graph, nests_reason, refusal_reason
 
 MAX_ROUNDS = 10
 # Horizontal pairs (no producer between them) further apart than this in
@@ -49,74 +49,126 @@ def _candidates(graph: Graph) -> list[tuple[tuple, int, int]]:
     return sorted(scored, key=lambda t: (-t[0][0], -t[0][1], t[1], t[2]))
 
 
-def plan_groups(module: Module, options) -> tuple[list[list[int]], dict[tuple[int, int], str]]:
+class _Merges:
+    """Groups of nodes merged so far, and the fusion budget of fusion_bisect_limit."""
+
+    def __init__(self, count: int, options):
+        self.owner = list(range(count))
+        self.members: dict[int, list] = {k: [[k]] for k in range(count)}  # group -> its nests
+        self.options = options
+        self.fusions = 0
+
+    def spent(self) -> bool:
+        limit = self.options.fusion_bisect_limit
+        return limit >= 0 and self.fusions >= limit
+
+    def merge(self, a: int, b: int, nests: list[list[int]]) -> None:
+        for nest in nests:
+            for k in nest:
+                self.owner[k] = a
+        self.members[a] = nests
+        del self.members[b]
+        self.fusions += 1
+
+
+def plan_groups(module: Module, options) -> tuple[list[list[list[int]]], dict[tuple[int, int], str]]:
+    """The kernels (each a list of loop nests, each a list of node indices)
+    and the reasons of the pairs left apart. Two phases: nodes fuse into
+    shared loop nests; then, on the cpp backend, whole kernels whose nests
+    cannot share loops join as consecutive loop nests (`legality.nests_reason`)."""
     graph = Graph(module)
     names = value_names(module)
-    group_of = list(range(len(graph.nodes)))
-    members: dict[int, list[int]] = {k: [k] for k in range(len(graph.nodes))}
+    merges = _Merges(len(graph.nodes), options)
     refused: dict[tuple[int, int], str] = {}
-    fusions = 0
     candidates = _candidates(graph)
+    limit = f"[bisect-limit] fusion_bisect_limit={options.fusion_bisect_limit} fusions applied"
     for _ in range(MAX_ROUNDS):
         changed = False
         for _, p, c in candidates:
-            a, b = group_of[p], group_of[c]
+            a, b = merges.owner[p], merges.owner[c]
             if a == b:
                 continue
-            if options.fusion_bisect_limit >= 0 and fusions >= options.fusion_bisect_limit:
-                refused[(p, c)] = (
-                    f"[bisect-limit] fusion_bisect_limit={options.fusion_bisect_limit} fusions applied"
-                )
+            if merges.spent():
+                refused[(p, c)] = limit
                 continue
-            reason = refusal_reason(graph, members[a], members[b], options, names)
+            reason = refusal_reason(graph, merges.members[a][0], merges.members[b][0], options, names)
             if reason is not None:
                 refused[(p, c)] = reason
                 continue
-            merged = sorted(members[a] + members[b])
-            for k in merged:
-                group_of[k] = a
-            members[a] = merged
-            del members[b]
-            fusions += 1
+            merges.merge(a, b, [sorted(merges.members[a][0] + merges.members[b][0])])
             changed = True
         if not changed:
             break
-    groups = _kernel_order(graph, list(members.values()))
-    final = {(p, c): r for (p, c), r in refused.items() if group_of[p] != group_of[c]}
-    return groups, final
+    for _ in range(MAX_ROUNDS if options.fusion else 0):
+        changed = False
+        for _, p, c in candidates:
+            a, b = merges.owner[p], merges.owner[c]
+            if a == b or merges.spent():
+                continue
+            nests = _nest_order(graph, merges.members[a] + merges.members[b])
+            size = sum(len(nest) for nest in nests or ())
+            if nests is None or size > options.max_fusion_size:
+                continue
+            if nests_reason(graph, nests, options, names) is None:
+                merges.merge(a, b, nests)
+                changed = True
+        if not changed:
+            break
+    kernels = _kernel_order(graph, list(merges.members.values()))
+    nest_of = {k: (id(nest)) for nests in kernels for nest in nests for k in nest}
+    # A pair fused into one kernel but different nests keeps its reason: it
+    # says why the two do not share loops.
+    final = {(p, c): r for (p, c), r in refused.items() if nest_of[p] != nest_of[c]}
+    return kernels, final
 
 
-def _kernel_order(graph: Graph, groups: list[list[int]]) -> list[list[int]]:
-    """Topological order of the fused groups, earliest first node first."""
-    owner = {k: g for g, members in enumerate(groups) for k in members}
-    preds = [{owner[p] for k in members for p in graph.preds[k]} - {g} for g, members in enumerate(groups)]
+def _nest_order(graph: Graph, nests: list[list[int]]) -> list[list[int]] | None:
+    """The nests in an order where each reads only earlier ones (earliest
+    first node first among the ready ones); None when they read each other."""
+    nest_of = {k: j for j, nest in enumerate(nests) for k in nest}
+    preds = [
+        {nest_of[p] for k in nest for p in graph.preds[k] if p in nest_of} - {j}
+        for j, nest in enumerate(nests)
+    ]
+    order: list[int] = []
+    while len(order) < len(nests):
+        ready = [j for j in range(len(nests)) if j not in order and preds[j] <= set(order)]
+        if not ready:
+            return None
+        order.append(min(ready, key=lambda j: nests[j][0]))
+    return [nests[j] for j in order]
+
+
+def _kernel_order(graph: Graph, kernels: list[list[list[int]]]) -> list[list[list[int]]]:
+    """Topological order of the kernels, earliest first node first."""
+    flat = [sorted(k for nest in nests for k in nest) for nests in kernels]
+    owner = {k: g for g, members in enumerate(flat) for k in members}
+    preds = [{owner[p] for k in members for p in graph.preds[k]} - {g} for g, members in enumerate(flat)]
     done: set[int] = set()
     order = []
-    while len(order) < len(groups):
-        ready = [g for g in range(len(groups)) if g not in done and preds[g] <= done]
-        g = min(ready, key=lambda g: groups[g][0])
+    while len(order) < len(kernels):
+        ready = [g for g in range(len(kernels)) if g not in done and preds[g] <= done]
+        g = min(ready, key=lambda g: flat[g][0])
         done.add(g)
-        order.append(groups[g])
+        order.append(kernels[g])
     return order
 
 
 def fuse(module: Module, ctx) -> Module:
-    groups, refused = plan_groups(module, ctx.options)
+    kernels, refused = plan_groups(module, ctx.options)
     nodes = module.nodes
-    kernels = [
-        Kernel(
-            Symbol(f"k{n}"),
-            tuple(nodes[k].result for k in members),
-            kernel_attrs([nodes[k] for k in members]),
-        )
-        for n, members in enumerate(groups)
-    ]
+    out = []
+    for n, nests in enumerate(kernels):
+        values = tuple(nodes[k].result for nest in nests for k in nest)
+        sizes = tuple(len(nest) for nest in nests) if len(nests) > 1 else None
+        out.append(Kernel(Symbol(f"k{n}"), values, kernel_attrs([nodes[k] for k in nests[0]]), None, sizes))
     refusals = [
         Refusal(nodes[p].result, nodes[c].result, reason) for (p, c), reason in sorted(refused.items())
     ]
-    return dataclasses.replace(module, stage="fusion", facts=None, kernels=kernels, refusals=refusals)
+    return dataclasses.replace(module, stage="fusion", facts=None, kernels=out, refusals=refusals)
 
 
 def kernel_attrs(nodes: list) -> tuple:
+    """A kernel's attributes: the (numel, rnumel) group of its first loop nest."""
     numel, rnumel = kernel_group(nodes)
     return (("group", (numel, rnumel)),)

@@ -26,6 +26,7 @@ from ir_text import (
     contiguous_strides,
     index_var,
     loop_vars,
+    non_overlapping,
     simplify_index,
     strided_index,
 )
@@ -60,20 +61,8 @@ def _inlinable(producer, kept: set[int]) -> bool:
         and producer.kind == "pointwise"
         and id(producer.result) not in kept
         and len(producer.body) <= MAX_INLINED_OPS
-        and _decodable(producer.result.type)
+        and non_overlapping(producer.result.type.shape, producer.result.type.strides)
     )
-
-
-def _decodable(t) -> bool:
-    """Whether a storage offset names one element: strides ordered so each
-    dimension steps over all the elements of the ones inside it."""
-    dims = sorted((st, size) for size, st in zip(t.shape, t.strides) if size > 1)
-    reach = 0
-    for st, size in dims:
-        if st <= reach:
-            return False
-        reach += st * (size - 1)
-    return True
 
 
 def _inline_into(node, by_id, kept):

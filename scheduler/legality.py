@@ -11,7 +11,7 @@ the fusion dump, with the rule's name in brackets.
 from __future__ import annotations
 
 from .deps import node_reads
-from .iteration import Refused, kernel_space
+from .iteration import Refused, kernel_group, kernel_space
 
 
 class Graph:
@@ -66,11 +66,50 @@ def kernel_reason(graph: Graph, members: list[int], names) -> str | None:
     return cycle_reason(graph, members, [], names)
 
 
-def kind_reason(graph: Graph, members, names) -> str | None:
+def nests_reason(graph: Graph, nests: list[list[int]], options, names) -> str | None:
+    """Why loop nests (each a list of members that shares one iteration
+    space) may not run one after the other in one kernel. As Inductor's C++
+    backend, which puts loop nests of compatible sizes in one function (one
+    OpenMP region): only for the cpp backend, sizes related as equal element
+    counts or one nest's rows being the other's elements, every nest reading
+    only what earlier nests computed, and no cycle through another kernel."""
+    if len(nests) < 2:
+        return None
+    if options.backend != "cpp":
+        return "[nests] loop nests share a kernel on the cpp backend only"
+    members = sorted(k for nest in nests for k in nest)
+    kind = kind_reason(graph, members, names, scans_alone=False)
+    if kind:
+        return kind
+    first = kernel_group([graph.nodes[k] for k in nests[0]])
+    nest_of = {k: j for j, nest in enumerate(nests) for k in nest}
+    for j, nest in enumerate(nests):
+        group = kernel_group([graph.nodes[k] for k in nest])
+        if not _compatible(first, group):
+            label = names[id(graph.nodes[nest[0]].result)]
+            return (
+                f"[nest-group] the nest of {label} has sizes {group}, unrelated to the first nest's {first}"
+            )
+        for k in nest:
+            for p in graph.preds[k]:
+                if nest_of.get(p, -1) > j:
+                    who, whom = names[id(graph.nodes[k].result)], names[id(graph.nodes[p].result)]
+                    return f"[nest-order] {who} reads {whom}, which a later nest of the kernel computes"
+    return cycle_reason(graph, members, [], names)
+
+
+def _compatible(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Sizes (numel, rnumel) whose loops line up: as many elements in all, or
+    the rows of one being the elements of the other (a sum of per-row results)."""
+    total_a, total_b = a[0] * a[1], b[0] * b[1]
+    return total_a == total_b or total_b == a[0] or total_a == b[0]
+
+
+def kind_reason(graph: Graph, members, names, scans_alone: bool = True) -> str | None:
     """An extern call always runs alone (as Inductor's ExternKernel). A scan
     shares its kernel only with pointwise nodes over its elements: its loops
     (the scanned dimension innermost, in order) fit no reduction or other scan."""
-    scans = [k for k in sorted(members) if graph.nodes[k].kind == "scan"]
+    scans = [k for k in sorted(members) if graph.nodes[k].kind == "scan"] if scans_alone else []
     for k in sorted(members):
         node = graph.nodes[k]
         if node.kind == "extern":

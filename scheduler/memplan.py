@@ -17,7 +17,7 @@ import dataclasses
 from ir_text import Module, WrapperLine
 
 from .deps import RETURN, node_reads, returned, users
-from .lifetimes import InPlaceRules, extern_buffers, is_input, poolable, reuse_key
+from .lifetimes import InPlaceRules, extern_buffers, is_input, poolable, reuse_key, storage_bytes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,12 +26,17 @@ class KernelIO:
     outputs: tuple  # buffers the kernel writes to memory, in program order
 
 
-def kernel_io(module: Module, kernel, user_map=None) -> KernelIO:
+def kernel_io(module: Module, kernel, user_map=None, nodes=None) -> KernelIO:
+    """What a kernel (or one of its loop nests, `nodes`) reads from memory and
+    writes to it: a buffer stays in registers only when all its readers are
+    in the loop nest that computes it."""
     user_map = user_map if user_map is not None else users(module)
-    inside = {id(v) for v in kernel.nodes}
+    nests = [nodes] if nodes is not None else kernel.loop_nests()
+    inside = {id(v) for nest in nests for v in nest}
+    nest_of = {id(v): j for j, nest in enumerate(nests) for v in nest}
     by_id = {id(n.result): n for n in module.nodes}
     ins, seen = [], set()
-    for v in kernel.nodes:
+    for v in _flatten(nests):
         for dep in node_reads(by_id[id(v)]):
             key = id(dep.buffer)
             if key not in inside and key not in seen:
@@ -39,11 +44,16 @@ def kernel_io(module: Module, kernel, user_map=None) -> KernelIO:
                 ins.append(dep.buffer)
     outs = tuple(
         r
-        for v in kernel.nodes
+        for v in _flatten(nests)
         for r in by_id[id(v)].results
-        if any(u is RETURN or id(u.result) not in inside for u in user_map[id(r)])
+        if any(u is RETURN or nest_of.get(id(u.result)) != nest_of[id(v)] for u in user_map[id(r)])
     )
     return KernelIO(tuple(ins), outs)
+
+
+def _flatten(nests) -> list:
+    """The nodes of the nests, in order."""
+    return [v for nest in nests for v in nest]
 
 
 def extern_kernels(module: Module) -> frozenset[str]:
@@ -61,10 +71,7 @@ def plan_memory(module: Module, ctx=None) -> Module:
             last_reader[id(v)] = n
     outputs = {id(v) for v in returned(module)}
     externs = extern_kernels(module)
-    aliased = extern_buffers(module, aliasing_only=True)
     rules = InPlaceRules(module)
-    pool: dict[tuple, list] = {}  # reuse key -> freed buffers, last freed at the end
-    free_line: dict[int, WrapperLine] = {}
     lines: list[WrapperLine] = []
     for n, (kernel, io) in enumerate(zip(module.kernels, ios)):
         dying = [
@@ -79,27 +86,61 @@ def plan_memory(module: Module, ctx=None) -> Module:
                 old = _in_place_input(rules, kernel, v, dying)
                 if old is not None:
                     dying.remove(old)
+                    lines.append(WrapperLine("reuse", None, (old,), (v,)))
                 else:
-                    stack = pool.get(reuse_key(module, v), [])
-                    old = stack.pop() if stack else None
-                    if old is not None:
-                        del free_line[id(old)]
-                lines.append(
-                    WrapperLine("reuse", None, (old,), (v,))
-                    if old is not None
-                    else WrapperLine("alloc", None, (v,))
-                )
+                    lines.append(WrapperLine("alloc", None, (v,)))
             lines.append(WrapperLine("launch", kernel.name, io.inputs, io.outputs))
-        for v in dying:
-            free_line[id(v)] = WrapperLine("free", None, (v,))
-            lines.append(free_line[id(v)])
-            if poolable(module, v, aliased):
-                pool.setdefault(reuse_key(module, v), []).append(v)
-    # A buffer whose storage went to a later one is not freed (Inductor's FreeIfNotReusedLine).
-    kept = {id(line) for line in free_line.values()}
-    return dataclasses.replace(
-        module, stage="memplan", wrapper=[x for x in lines if x.op != "free" or id(x) in kept]
-    )
+            # Buffers passed between the kernel's loop nests and read nowhere else.
+            dying += [v for v in io.outputs if id(v) not in last_reader and id(v) not in outputs]
+        lines += [WrapperLine("free", None, (v,)) for v in dying]
+    return dataclasses.replace(module, stage="memplan", wrapper=_reuse_freed(module, lines))
+
+
+def _reuse_freed(module: Module, lines: list[WrapperLine]) -> list[WrapperLine]:
+    """Allocations that take a freed buffer's storage instead, as Inductor's
+    reuse pool: equal (device, dtype, bytes), the last freed first; its
+    `free` line goes (Inductor's FreeIfNotReusedLine). A reuse keeps the old
+    storage held from its free to the allocation, so it is taken only where
+    that does not raise the program's peak memory."""
+    aliased = extern_buffers(module, aliasing_only=True)
+    live = _live_bytes(lines)
+    peak = max(live, default=0)
+    pool: dict[tuple, list[tuple[object, int]]] = {}  # key -> (freed buffer, its free line), last at the end
+    out = list(lines)
+    dropped: set[int] = set()
+    for k, line in enumerate(lines):
+        if line.op == "free" and poolable(module, line.operands[0], aliased):
+            v = line.operands[0]
+            pool.setdefault(reuse_key(module, v), []).append((v, k))
+        if line.op != "alloc":
+            continue
+        v = line.operands[0]
+        size = storage_bytes(v.type)
+        stack = pool.get(reuse_key(module, v), [])
+        for j in range(len(stack) - 1, -1, -1):
+            old, freed_at = stack[j]
+            if max(live[freed_at:k], default=0) + size <= peak:
+                del stack[j]
+                dropped.add(freed_at)
+                out[k] = WrapperLine("reuse", None, (old,), (v,))
+                for t in range(freed_at, k):
+                    live[t] += size
+                break
+    return [line for k, line in enumerate(out) if k not in dropped]
+
+
+def _live_bytes(lines: list[WrapperLine]) -> list[int]:
+    """Bytes of buffers held after each line (an extern result counted as new storage)."""
+    held, out = 0, []
+    for line in lines:
+        if line.op == "alloc":
+            held += storage_bytes(line.operands[0].type)
+        elif line.op == "extern":
+            held += sum(storage_bytes(v.type) for v in line.results)
+        elif line.op == "free":
+            held -= storage_bytes(line.operands[0].type)
+        out.append(held)
+    return out
 
 
 def _in_place_input(rules: InPlaceRules, kernel, new, dying: list):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ir_text import error_at, format_attrs, value_names
 
 from .fusion import kernel_attrs
-from .legality import Graph, kernel_reason
+from .legality import Graph, kernel_reason, nests_reason
 
 
 def check_plan(module, options) -> None:
@@ -34,21 +34,30 @@ def check_plan(module, options) -> None:
     for kernel in module.kernels:
         _check_kernel(graph, kernel, owner, done, names, options)
         done.update(graph.index[id(v)] for v in kernel.nodes)
+    nest_of = {
+        id(v): (kernel.name.name, j)
+        for kernel in module.kernels
+        for j, nest in enumerate(kernel.loop_nests())
+        for v in nest
+    }
     for r in module.refusals or ():
-        a, b = owner.get(graph.index.get(id(r.first))), owner.get(graph.index.get(id(r.second)))
-        if a is not None and a is b:
+        a, b = nest_of.get(id(r.first)), nest_of.get(id(r.second))
+        if a is not None and a == b:
             raise error_at(
                 r.pos,
-                f"[stale-refusal] {names[id(r.first)]} and {names[id(r.second)]} are fused in @{a.name.name}; "
+                f"[stale-refusal] {names[id(r.first)]} and {names[id(r.second)]} are fused in @{a[0]}; "
                 "drop the refused line",
             )
 
 
 def _check_kernel(graph, kernel, owner, done, names, options) -> None:
-    members = [graph.index[id(v)] for v in kernel.nodes]
+    nests = [[graph.index[id(v)] for v in nest] for nest in kernel.loop_nests()]
+    members = [k for nest in nests for k in nest]
     label = f"@{kernel.name.name}"
-    if members != sorted(members):
-        raise error_at(kernel.pos, f"[program-order] {label} must list its nodes in program order")
+    if any(nest != sorted(nest) for nest in nests):
+        raise error_at(
+            kernel.pos, f"[program-order] {label} must list the nodes of each loop nest in program order"
+        )
     if len(members) > options.max_fusion_size:
         raise error_at(
             kernel.pos,
@@ -62,9 +71,13 @@ def _check_kernel(graph, kernel, owner, done, names, options) -> None:
                     f"[kernel-order] {label} reads {names[id(graph.nodes[p].result)]}, "
                     f"which @{owner[p].name.name} computes later",
                 )
-    reason = kernel_reason(graph, members, names)
+    for nest in nests:
+        reason = kernel_reason(graph, nest, names)
+        if reason:
+            raise error_at(kernel.pos, f"{label}: {reason}")
+    reason = nests_reason(graph, nests, options, names)
     if reason:
         raise error_at(kernel.pos, f"{label}: {reason}")
-    want = kernel_attrs([graph.nodes[k] for k in members])
+    want = kernel_attrs([graph.nodes[k] for k in nests[0]])
     if dict(kernel.attrs) != dict(want):
         raise error_at(kernel.pos, f"[stale-fact] {label}: attributes should be {format_attrs(want)}")

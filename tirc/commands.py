@@ -11,6 +11,7 @@ import torch
 from codegen import random_input
 from ir_text import TircError, parse, print_ir, to_torch
 from lowering import fallback_ops, interpret
+from scheduler import extern_kernels
 
 from .compare import Mismatch, compare_outputs
 from .compiler import capture_program, compile_module, options_of, parse_dump_after
@@ -147,11 +148,13 @@ def _compile_dump(args, stages: set[str], dump_dir: str | None) -> int:
 
 def _summary(compiled, options: Options, dump_dir: str | None) -> None:
     final = compiled.module
-    kernels = len(final.kernels or ())
+    externs = len(extern_kernels(final)) if final.kernels else 0
+    kernels = len(final.kernels or ()) - externs
+    calls = f", {externs} extern call(s)" if externs else ""
     where = f"; dumps in {dump_dir}" if dump_dir else ""
     print(
         f"tirc: compiled {final.source} through {final.stage}"
-        f" ({kernels} kernel(s), backend {options.backend}){where}",
+        f" ({kernels} kernel(s){calls}, backend {options.backend}){where}",
         file=sys.stderr,
     )
     fallbacks = fallback_ops(final) if final.stage != "capture" else ()

@@ -265,3 +265,44 @@ def test_replay_of_the_fused_dump_matches_with_saved_inputs(fused):
     done = tirc_cli("replay", fused / "d" / "04-fusion.tir")
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(header_inputs(module)) == 3
+
+
+# ---- loop nests: kernels of the cpp backend that run several loop nests in order
+
+
+def _nest_plan(first: str, rest: list[str]) -> str:
+    kernels = [f"  kernel @k0 = {first}\n"]
+    kernels += [f"  kernel @k{k + 1} = fuse({n}) {{group = {_group(n)}}}\n" for k, n in enumerate(rest)]
+    return "".join(kernels)
+
+
+def test_independent_reductions_as_loop_nests_refeed_and_match(tmp_path):
+    plan = _nest_plan("fuse(%buf0, %buf2; %buf1) {group = [6, 9]}", ["%buf3", "%buf4"])
+    path = tmp_path / "04-fusion.tir"
+    path.write_text(HEADER + ILLEGAL.replace("PLAN", plan))
+    done = tirc_cli("compile", path, "--check", "--dump-after=memplan", "--dump-dir", tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    # One launch runs both nests; %buf2 leaves the kernel (k1 reads it).
+    assert "launch @k0(%x) -> (%buf2, %buf1)" in (tmp_path / "out" / "05-memplan.tir").read_text()
+    text = (tmp_path / "out" / "05-memplan.tir").read_text()
+    assert print_ir(parse(text, "05-memplan.tir")) == text
+
+
+@pytest.mark.parametrize(
+    "first, rest, rule, backend",
+    [
+        ("fuse(%buf0; %buf1) {group = [6, 9]}", ["%buf2", "%buf3", "%buf4"], "[nests]", "triton"),
+        ("fuse(%buf0; %buf4) {group = [6, 9]}", ["%buf1", "%buf2", "%buf3"], "[nest-group]", "cpp"),
+        # A nest whose nodes are joined through a node of another nest.
+        ("fuse(%buf0, %buf3; %buf2) {group = [6, 9]}", ["%buf1", "%buf4"], "[cycle]", "cpp"),
+        ("fuse(%buf3; %buf2) {group = [6, 1]}", ["%buf0", "%buf1", "%buf4"], "[nest-order]", "cpp"),
+    ],
+)
+def test_illegal_loop_nests_are_rejected(tmp_path, first, rest, rule, backend):
+    header = HEADER.replace('backend = "cpp"', f'backend = "{backend}"')
+    plan = _in_order([f"  kernel @k0 = {first}\n"] + _nest_plan("x", rest).splitlines(keepends=True)[1:])
+    path = tmp_path / "04-fusion.tir"
+    path.write_text(header + ILLEGAL.replace("PLAN", "".join(plan)))
+    done = tirc_cli("verify", path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert rule in done.stderr and re.match(rf"{re.escape(str(path))}:\d+:\d+: error:", done.stderr), done.stderr
