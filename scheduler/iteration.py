@@ -105,7 +105,8 @@ def _related(node, nodes, space: KernelSpace) -> bool:
     return any(_accesses(node, m) for m in placed)
 
 
-def _accesses(a, b) -> list[tuple]:
+@functools.lru_cache(maxsize=65536)
+def _accesses(a, b) -> tuple:
     """(index in a's variables, index in b's variables) of the element one
     reads where the other reads or writes it: shared sources, and the buffer
     one of them produces for the other."""
@@ -121,7 +122,7 @@ def _accesses(a, b) -> list[tuple]:
     for other in b.body:
         if other.op == "load" and other.operands[0] is a.result:
             pairs.append((write_index(a), other.attr("index")))
-    return pairs
+    return tuple(pairs)
 
 
 def _aligned_mappings(node, nodes, space: KernelSpace) -> list[tuple]:
@@ -136,13 +137,16 @@ def _aligned_mappings(node, nodes, space: KernelSpace) -> list[tuple]:
         if place is None:
             continue
         for mine, theirs in _accesses(node, other):
-            mapping = _match(sympy.sympify(mine), place.apply(theirs, variables), node.ranges, variables)
+            theirs = place.apply(theirs, variables)
+            mapping = _match(sympy.sympify(mine), theirs, tuple(node.ranges), tuple(sorted(variables.items())))
             if mapping is not None and mapping not in out:
                 out.append(mapping)
     return out
 
 
-def _match(mine, theirs, sizes, variables: dict[str, int]):
+@functools.lru_cache(maxsize=65536)
+def _match(mine, theirs, sizes: tuple, variables: tuple):
+    variables = dict(variables)
     own = _coefficients(mine)
     kernel = _coefficients(theirs)
     if own is None or kernel is None:
@@ -169,6 +173,7 @@ def _match(mine, theirs, sizes, variables: dict[str, int]):
     return tuple(mapping)
 
 
+@functools.lru_cache(maxsize=65536)
 def _coefficients(expr) -> dict[str, int] | None:
     """{variable: coefficient} of an affine index (None if it is not affine)."""
     out = {}
