@@ -6,6 +6,7 @@ an illegal plan is rejected with FILE:LINE:COL and the rule it breaks;
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -305,4 +306,40 @@ def test_illegal_loop_nests_are_rejected(tmp_path, first, rest, rule, backend):
     path.write_text(header + ILLEGAL.replace("PLAN", "".join(plan)))
     done = tirc_cli("verify", path)
     assert done.returncode == 2, done.stdout + done.stderr
-    assert rule in done.stderr and re.match(rf"{re.escape(str(path))}:\d+:\d+: error:", done.stderr), done.stderr
+    assert rule in done.stderr and re.match(
+        rf"{re.escape(str(path))}:\d+:\d+: error:", done.stderr
+    ), done.stderr
+
+
+def test_fused_dumps_and_code_are_identical_under_other_hash_seeds(fused, tmp_path):
+    """Fusion decisions, nests and mappings never depend on set order or ids."""
+    # A softmax, layer norm, and row and column sums: loop nests too.
+    program = PROGRAM.replace(
+        "return F.layer_norm(y + x, (x.shape[-1],), w, b)",
+        "return F.layer_norm(y + x, (x.shape[-1],), w, b), x.sum(0), (x * 2).amax(1)",
+    )
+    assert program != PROGRAM
+    (tmp_path / "prog.py").write_text(program)
+    outs = []
+    for seed in ("1", "31337"):
+        out = tmp_path / f"seed{seed}"
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tirc",
+                "compile",
+                str(tmp_path / "prog.py"),
+                "--dump-after=all",
+                "--dump-dir",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        assert done.returncode == 0, done.stderr
+        outs.append({p.name: p.read_bytes() for p in sorted(out.iterdir()) if p.is_file()})
+    assert outs[0] == outs[1]
+    assert b"; %buf" in outs[0]["04-fusion.tir"]  # a kernel of several loop nests
