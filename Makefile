@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: demo test acceptance acceptance-lowering fuzz opinfo lint format clean
+.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler fuzz opinfo lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ clean:
 # The benchmark-convention corpus (tests/acceptance/problems), cpp backend, against eager (minutes).
 acceptance-lowering: $(STAMP)
 	$(PY) tests/acceptance/lowering.py
+
+# Kernel counts and peak memory beside Inductor's CPU backend, over problems/patterns (minutes).
+acceptance-scheduler: $(STAMP)
+	$(PY) tests/acceptance/scheduler.py
 
 # Every float32 OpInfo op through the cpp backend against eager; writes docs/ops.md (minutes).
 opinfo: $(STAMP)

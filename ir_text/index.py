@@ -236,7 +236,26 @@ def _simplify(expr, ranges):
         if isinstance(expr, FloorDiv):
             return quotient if in_range else quotient + FloorDiv(rest, divisor)
         return rest if in_range else Mod(rest, divisor)
+    if isinstance(expr, sympy.Add):
+        return _recombine(args)
     return expr.func(*args)
+
+
+def _recombine(terms):
+    """k*d*floordiv(a, d) + k*mod(a, d) is k*a: a reshape's split index
+    joined again (as Inductor's simplify_loops merges dimensions)."""
+    terms = list(terms)
+    for j, term in enumerate(terms):
+        k_mod, mod = term.as_coeff_Mul()
+        if not isinstance(mod, Mod) or not mod.args[1].is_Integer:
+            continue
+        a, d = mod.args
+        for k, other in enumerate(terms):
+            k_div, div = other.as_coeff_Mul()
+            if k != j and isinstance(div, FloorDiv) and div.args == (a, d) and k_div == k_mod * d:
+                rest = [t for n, t in enumerate(terms) if n not in (j, k)]
+                return _recombine(rest + [k_mod * a])
+    return sympy.Add(*terms)
 
 
 def _split_multiples(expr, divisor: int):

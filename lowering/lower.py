@@ -27,6 +27,7 @@ from ir_text import (
     loop_vars,
     meta_call,
     non_overlapping,
+    simplify_index,
     strided_index,
     to_torch,
 )
@@ -131,7 +132,7 @@ class Lowering:
         if t.is_buffer:
             return None
         variables = loop_vars(len(t.shape))
-        index = t.index(variables)
+        index = simplify_index(t.index(variables), {v.name: size for v, size in zip(variables, t.shape)})
         strides = []
         for v, size in zip(variables, t.shape):
             coeff = sympy.sympify(index.coeff(v))
@@ -283,10 +284,16 @@ def lower(module: Module, ctx=None) -> Module:
 
 def _output_buffer(state: Lowering, t: LTensor, module: Module, op: GraphOp | None) -> Value:
     """An output is a buffer (an input returned as is stays itself, as in
-    eager); a view is copied, by a clone located at the op that made it."""
+    eager); a strided view of one is returned as an `aten.as_strided` view,
+    any other view is copied, by a clone located at the op that made it."""
     if t.is_buffer:
         return t.buffer
     state.op = GraphOp((), "aten.clone.default", (), (), op.loc if op is not None else None)
+    view = state.strided_view(t)
+    if view is not None:
+        # A reshaped or transposed result is returned as a view, as eager does.
+        state.op = None
+        return view
     copy = state.pointwise(t.shape, t.dtype, lambda b: b.load(t), compute=t.dtype).buffer
     state.op = None
     return copy

@@ -138,7 +138,9 @@ def _aligned_mappings(node, nodes, space: KernelSpace) -> list[tuple]:
             continue
         for mine, theirs in _accesses(node, other):
             theirs = place.apply(theirs, variables)
-            mapping = _match(sympy.sympify(mine), theirs, tuple(node.ranges), tuple(sorted(variables.items())))
+            mapping = _match(
+                sympy.sympify(mine), theirs, tuple(node.ranges), tuple(sorted(variables.items()))
+            )
             if mapping is not None and mapping not in out:
                 out.append(mapping)
     return out

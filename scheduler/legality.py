@@ -10,8 +10,8 @@ the fusion dump, with the rule's name in brackets.
 
 from __future__ import annotations
 
-from .deps import node_reads
-from .iteration import Refused, kernel_group, kernel_space
+from .deps import node_group, node_reads
+from .iteration import Refused, anchor, kernel_space
 
 
 class Graph:
@@ -70,8 +70,8 @@ def nests_reason(graph: Graph, nests: list[list[int]], options, names) -> str | 
     """Why loop nests (each a list of members that shares one iteration
     space) may not run one after the other in one kernel. As Inductor's C++
     backend, which puts loop nests of compatible sizes in one function (one
-    OpenMP region): only for the cpp backend, sizes related as equal element
-    counts or one nest's rows being the other's elements, every nest reading
+    OpenMP region): only for the cpp backend, sizes related (`_compatible`),
+    every nest reading
     only what earlier nests computed, and no cycle through another kernel."""
     if len(nests) < 2:
         return None
@@ -81,15 +81,13 @@ def nests_reason(graph: Graph, nests: list[list[int]], options, names) -> str | 
     kind = kind_reason(graph, members, names, scans_alone=False)
     if kind:
         return kind
-    first = kernel_group([graph.nodes[k] for k in nests[0]])
+    first = _loops([graph.nodes[k] for k in nests[0]])
     nest_of = {k: j for j, nest in enumerate(nests) for k in nest}
     for j, nest in enumerate(nests):
-        group = kernel_group([graph.nodes[k] for k in nest])
-        if not _compatible(first, group):
+        loops = _loops([graph.nodes[k] for k in nest])
+        if not _compatible(first, loops):
             label = names[id(graph.nodes[nest[0]].result)]
-            return (
-                f"[nest-group] the nest of {label} has sizes {group}, unrelated to the first nest's {first}"
-            )
+            return f"[nest-group] the nest of {label} has sizes {loops[0]}, unrelated to the first nest's {first[0]}"
         for k in nest:
             for p in graph.preds[k]:
                 if nest_of.get(p, -1) > j:
@@ -98,11 +96,20 @@ def nests_reason(graph: Graph, nests: list[list[int]], options, names) -> str | 
     return cycle_reason(graph, members, [], names)
 
 
-def _compatible(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    """Sizes (numel, rnumel) whose loops line up: as many elements in all, or
-    the rows of one being the elements of the other (a sum of per-row results)."""
-    total_a, total_b = a[0] * a[1], b[0] * b[1]
-    return total_a == total_b or total_b == a[0] or total_a == b[0]
+def _loops(nodes) -> tuple[tuple[int, int], int]:
+    """A nest's (numel, rnumel) and the extent of its outermost loop."""
+    first = anchor(nodes)
+    extents = [s for s in tuple(first.ranges) + tuple(first.reduction_ranges) if s != 1]
+    return node_group(first), (extents[0] if extents else 1)
+
+
+def _compatible(a, b) -> bool:
+    """Nests whose loops line up: as many elements in all, the rows of one
+    being the elements of the other (a sum of per-row results), or the same
+    outermost loop (as Inductor's outer-loop fusion)."""
+    (ga, outer_a), (gb, outer_b) = a, b
+    total_a, total_b = ga[0] * ga[1], gb[0] * gb[1]
+    return total_a == total_b or total_b == ga[0] or total_a == gb[0] or (outer_a == outer_b > 1)
 
 
 def kind_reason(graph: Graph, members, names, scans_alone: bool = True) -> str | None:
