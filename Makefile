@@ -48,9 +48,9 @@ clean:
 acceptance-lowering: $(STAMP)
 	$(PY) tests/acceptance/lowering.py
 
-# Kernel counts and peak memory beside Inductor's CPU backend, over problems/patterns (minutes).
+# Kernel counts and peak memory beside Inductor's CPU backend and eager, over three corpora of fusion patterns (minutes).
 acceptance-scheduler: $(STAMP)
-	$(PY) tests/acceptance/scheduler.py
+	$(PY) tests/acceptance/scheduler.py tests/acceptance/problems/patterns tests/acceptance/problems/patterns2 tests/acceptance/problems/fusion
 
 # Every float32 OpInfo op through the cpp backend against eager; writes docs/ops.md (minutes).
 opinfo: $(STAMP)

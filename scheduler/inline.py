@@ -14,6 +14,7 @@ dead-node elimination drops the others.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import sympy
 
@@ -117,7 +118,7 @@ def _aligned(producer, consumer, index) -> bool:
     element: then fusion can put them together and nothing is recomputed."""
     sizes = list(consumer.ranges) + list(consumer.reduction_ranges)
     variables = list(loop_vars(len(consumer.ranges))) + list(loop_vars(len(consumer.reduction_ranges), "r"))
-    if producer.result.type.numel != _product(sizes):
+    if producer.result.type.numel != math.prod(sizes):
         return False
     flat, stride = sympy.Integer(0), 1
     for v, size in zip(reversed(variables), reversed(sizes)):
@@ -184,10 +185,3 @@ def _renumber_indirect(body: list[BodyOp]) -> list[BodyOp]:
             result = values[id(op.result)] = Value(name, op.result.type)
         out.append(BodyOp(result, op.op, operands, attrs))
     return out
-
-
-def _product(sizes) -> int:
-    n = 1
-    for s in sizes:
-        n *= s
-    return n
