@@ -126,31 +126,31 @@ class Lowering:
     def strided_view(self, t: LTensor) -> Value | None:
         """A view that ATen can take without a copy, as an extern
         `aten.as_strided` of its buffer (Inductor passes a ReinterpretView):
-        element idx at sum(stride * idx) from the buffer's first element, no
-        two elements at one offset. None for other views (slices with an
-        offset, broadcasts, gathers), which are copied."""
+        element idx at offset + sum(stride * idx) from the buffer's first
+        element, no two elements at one offset. The offset must be 0 for a
+        program input (as_strided's offset counts from the storage's start,
+        which only buffers this program allocates share with their first
+        element). None for other views (broadcasts, gathers), which are copied."""
         if t.is_buffer:
             return None
         variables = loop_vars(len(t.shape))
         index = simplify_index(t.index(variables), {v.name: size for v, size in zip(variables, t.shape)})
         strides = []
-        for v, size in zip(variables, t.shape):
+        for v in variables:
             coeff = sympy.sympify(index.coeff(v))
-            if size == 1 and not coeff.is_Integer:
-                return None
             if not (coeff.is_Integer and coeff >= 0):
                 return None
             strides.append(int(coeff))
-        flat = strided_index(variables, strides)
-        if sympy.expand(index - flat) != 0 or not non_overlapping(t.shape, strides):
+        offset = sympy.expand(index - strided_index(variables, strides))
+        if not offset.is_Integer or offset < 0 or not non_overlapping(t.shape, strides):
             return None
-        shape = list(t.shape)
-        result = Value("", BufferType(t.dtype, tuple(shape), tuple(strides)))
-        view = ExternNode(
-            (result,), "aten.as_strided.default", (t.buffer, tuple(shape), tuple(strides)), (), None
-        )
-        view.loc = self.op.loc if self.op is not None else None
-        self.nodes.append(view)
+        if offset and any(i.value is t.buffer for i in self.module.inputs):
+            return None
+        shape = tuple(t.shape)
+        args = (t.buffer, shape, tuple(strides)) + ((int(offset),) if offset else ())
+        result = Value("", BufferType(t.dtype, shape, tuple(strides)))
+        loc = self.op.loc if self.op is not None else None
+        self.nodes.append(ExternNode((result,), "aten.as_strided.default", args, (), loc))
         return result
 
     def extern(self, op: GraphOp, args, kwargs) -> list[LTensor]:

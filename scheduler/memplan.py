@@ -101,7 +101,8 @@ def _reuse_freed(module: Module, lines: list[WrapperLine]) -> list[WrapperLine]:
     reuse pool: equal (device, dtype, bytes), the last freed first; its
     `free` line goes (Inductor's FreeIfNotReusedLine). A reuse keeps the old
     storage held from its free to the allocation, so it is taken only where
-    that does not raise the program's peak memory."""
+    that does not raise the program's peak memory, and never across an extern
+    call (whose workspace the plan does not see)."""
     aliased = extern_buffers(module, aliasing_only=True)
     live = _live_bytes(lines)
     peak = max(live, default=0)
@@ -119,7 +120,10 @@ def _reuse_freed(module: Module, lines: list[WrapperLine]) -> list[WrapperLine]:
         stack = pool.get(reuse_key(module, v), [])
         for j in range(len(stack) - 1, -1, -1):
             old, freed_at = stack[j]
-            if max(live[freed_at:k], default=0) + size <= peak:
+            # An extern call in between may take workspace the plan cannot see
+            # (a convolution's): held storage would add to that peak.
+            across_extern = any(x.op == "extern" for x in lines[freed_at:k])
+            if not across_extern and max(live[freed_at:k], default=0) + size <= peak:
                 del stack[j]
                 dropped.add(freed_at)
                 out[k] = WrapperLine("reuse", None, (old,), (v,))

@@ -218,7 +218,8 @@ def test_pt2_through_the_cli_as_a_process(exported, tirc_run, tmp_path):
     lines = proc.stderr.splitlines()
     assert len(lines) == 2, proc.stderr  # no warnings from torch.export
     assert re.fullmatch(
-        r"tirc: compiled model.pt2 through memplan \(\d+ kernel\(s\)(, \d+ extern call\(s\))?, backend cpp\)", lines[0]
+        r"tirc: compiled model.pt2 through memplan \(\d+ kernel\(s\)(, \d+ extern call\(s\))?, backend cpp\)",
+        lines[0],
     )
     assert lines[1] == "ok: outputs match eager PyTorch"
 
