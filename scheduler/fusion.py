@@ -2,9 +2,10 @@
 producer and consumer, pointwise into and after reductions; horizontal: two
 readers of one buffer), scored as Inductor scores fusions (bytes of shared
 memory traffic first, then proximity), in rounds until nothing changes.
-Every considered pair that was not fused is recorded with its reason.
-`fusion_bisect_limit=N` applies only the first N fusions, to find the one
-that breaks a program."""
+Every considered pair that was not fused is recorded with its reason. On
+the cpp backend a second phase joins kernels that cannot share loops as
+consecutive loop nests of one kernel. `fusion_bisect_limit=N` applies only
+the first N fusions of both phases, to find the one that breaks a program."""
 
 from __future__ import annotations
 
@@ -30,7 +31,6 @@ def _candidates(graph: Graph) -> list[tuple[tuple, int, int]]:
     consumer share the buffer between them; two readers of one buffer (a
     horizontal pair) share the buffer they both read."""
     shared: dict[tuple[int, int], int] = {}
-    vertical: set[tuple[int, int]] = set()
     readers: dict[int, list[int]] = {}
     for c, node in enumerate(graph.nodes):
         for dep in node_reads(node):
@@ -38,7 +38,6 @@ def _candidates(graph: Graph) -> list[tuple[tuple, int, int]]:
             p = graph.index.get(id(dep.buffer))
             if p is not None:
                 shared[(p, c)] = shared.get((p, c), 0) + nbytes
-                vertical.add((p, c))
             others = readers.setdefault(id(dep.buffer), [])
             for a in others:
                 if a != c and c - a <= MAX_HORIZONTAL_DISTANCE:
