@@ -76,7 +76,10 @@ def _check(got, eager, exact) -> None:
             raise
         ours = (got.double() - exact).abs().max().item()
         theirs = (eager.double() - exact).abs().max().item()
-        if ours > 2 * theirs + 1e-6:
+        # A program that casts to float32 itself (x.float()) makes the
+        # "float64" run a float32 one, exact for eager's order: allow then a
+        # float32 rounding of the largest magnitude.
+        if ours > 2 * theirs + 2e-6 * exact.abs().max().item() + 1e-6:
             raise AssertionError(f"max error vs float64 {ours:.3g}, eager's {theirs:.3g}") from None
 
 
