@@ -164,3 +164,23 @@ def test_fusion_false_keeps_one_kernel_per_node():
     module = program.compiled.module
     assert loop_kernels(program) == len(module.nodes) > 1
     assert_matches(program(*inputs), softmax(*inputs))
+
+
+def test_inlining_drops_a_broadcast_producer_but_keeps_a_returned_one():
+    def fn(x, b):
+        scaled = b * 2.0  # [129], read broadcast over [37, 129]: recomputed per element
+        return torch.relu(x + scaled)
+
+    def keeps(x, b):
+        scaled = b * 2.0
+        return torch.relu(x + scaled), scaled
+
+    inputs = [_rows(), torch.randn(129)]
+    inlined = tirc.compile(fn, inputs).compiled.module
+    assert {n.result.type.shape for n in inlined.nodes} == {(37, 129)}  # no [129] node left
+    kept = tirc.compile(keeps, inputs)
+    assert {n.result.type.shape for n in kept.compiled.module.nodes} == {(37, 129), (129,)}
+    assert_matches(kept(*inputs), keeps(*inputs))
+    program = tirc.compile(fn, inputs, options={"fusion": False})
+    assert len(program.compiled.module.nodes) == 3  # fusion=false: no inlining either
+    assert_matches(program(*inputs), fn(*inputs))
