@@ -178,24 +178,27 @@ def plan_kernel(
 ) -> KernelPlan:
     """The statements of a kernel; `in_place` holds the ids of buffers that
     share storage (an input and the output written over it)."""
-    io = kernel_io(module, kernel, user_map)
-    params = tuple((ids[id(v)], v.type.dtype) for v in io.inputs + io.outputs)
     aliased = frozenset(ids[key] for key in in_place)
     nests = kernel.loop_nests()
     if len(nests) == 1:
-        return _plan_nest(module, kernel.name.name, nests[0], io, params, names, ids, aliased)
-    plans = []
-    for j, nest in enumerate(nests):
-        nest_io = kernel_io(module, kernel, user_map, nest)
-        nest_params = tuple((ids[id(v)], v.type.dtype) for v in nest_io.inputs + nest_io.outputs)
-        plans.append(
-            _plan_nest(module, f"{kernel.name.name}_{j}", nest, nest_io, nest_params, names, ids, aliased)
-        )
+        return _plan_nest(module, kernel, kernel.name.name, None, user_map, names, ids, aliased)
+    plans = tuple(
+        _plan_nest(module, kernel, f"{kernel.name.name}_{j}", nest, user_map, names, ids, aliased)
+        for j, nest in enumerate(nests)
+    )
+    io = kernel_io(module, kernel, user_map)
     nodes = tuple(names[id(v)] for v in kernel.nodes)
-    return KernelPlan(kernel.name.name, (), (), params, len(io.inputs), (), nodes, aliased, tuple(plans))
+    return KernelPlan(kernel.name.name, (), (), _params(io, ids), len(io.inputs), (), nodes, aliased, plans)
 
 
-def _plan_nest(module, name: str, values, io, params, names, ids, aliased) -> KernelPlan:
+def _params(io, ids) -> tuple[tuple[str, str], ...]:
+    return tuple((ids[id(v)], v.type.dtype) for v in io.inputs + io.outputs)
+
+
+def _plan_nest(module, kernel, name: str, nest, user_map, names, ids, aliased) -> KernelPlan:
+    """One loop nest (`nest`; None: the kernel's only one) as a plan of its own."""
+    io = kernel_io(module, kernel, user_map, nest)
+    values = kernel.nodes if nest is None else nest
     by_id = {id(n.result): n for n in module.nodes}
     nodes = [by_id[id(v)] for v in values]
     space = kernel_space(nodes, names)
@@ -204,7 +207,7 @@ def _plan_nest(module, name: str, values, io, params, names, ids, aliased) -> Ke
         name,
         space.ranges,
         space.reduction,
-        params,
+        _params(io, ids),
         len(io.inputs),
         _schedule(statements, space),
         tuple(names[id(v)] for v in values),
@@ -270,24 +273,31 @@ def _statements(nodes, space, outputs: set[int], ids) -> list:
     return statements
 
 
-def _uses(stmt) -> list[str]:
-    """The statement vars a statement reads (indirect indices included)."""
-    if isinstance(stmt, (Load, Store)) or (isinstance(stmt, Compute) and stmt.op == "index"):
-        index = stmt.index if not isinstance(stmt, Compute) else dict(stmt.attrs)["index"]
-        names = sorted(s.name for s in sympy.sympify(index).free_symbols if s.name.startswith("ind"))
-        return names + ([stmt.var] if isinstance(stmt, Store) else [])
-    if isinstance(stmt, (Reduce, Scan)):
-        return [stmt.arg]
-    return list(stmt.args)
-
-
-def _reads_r(stmt) -> bool:
-    index = None
+def _index_symbols(stmt) -> list[str]:
+    """The symbols of a statement's index (a load, store or index value), sorted."""
     if isinstance(stmt, (Load, Store)):
         index = stmt.index
     elif isinstance(stmt, Compute) and stmt.op == "index":
         index = dict(stmt.attrs)["index"]
-    return index is not None and any(s.name.startswith("r") for s in sympy.sympify(index).free_symbols)
+    else:
+        return []
+    return sorted(s.name for s in sympy.sympify(index).free_symbols)
+
+
+def _uses(stmt) -> list[str]:
+    """The statement vars a statement reads (indirect indices included)."""
+    indirect = [name for name in _index_symbols(stmt) if name.startswith("ind")]
+    if isinstance(stmt, Store):
+        return indirect + [stmt.var]
+    if isinstance(stmt, (Reduce, Scan)):
+        return [stmt.arg]
+    if isinstance(stmt, Load) or stmt.op == "index":
+        return indirect
+    return list(stmt.args)
+
+
+def _reads_r(stmt) -> bool:
+    return any(name.startswith("r") for name in _index_symbols(stmt))
 
 
 def _schedule(statements: list, space) -> tuple:

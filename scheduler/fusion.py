@@ -114,7 +114,7 @@ def plan_groups(module: Module, options) -> tuple[list[list[list[int]]], dict[tu
         if not changed:
             break
     kernels = _kernel_order(graph, list(merges.members.values()))
-    nest_of = {k: (id(nest)) for nests in kernels for nest in nests for k in nest}
+    nest_of = {k: (g, j) for g, nests in enumerate(kernels) for j, nest in enumerate(nests) for k in nest}
     # A pair fused into one kernel but different nests keeps its reason: it
     # says why the two do not share loops.
     final = {(p, c): r for (p, c), r in refused.items() if nest_of[p] != nest_of[c]}

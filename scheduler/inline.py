@@ -24,15 +24,14 @@ from ir_text import (
     Mod,
     Module,
     Value,
-    contiguous_strides,
     index_var,
-    loop_vars,
     non_overlapping,
     simplify_index,
     strided_index,
 )
 
 from .deps import returned
+from .iteration import flat_mapping
 
 # As Inductor's realize_opcount_threshold: a body larger than this is read
 # from memory rather than recomputed by each reader.
@@ -116,17 +115,14 @@ def _aligned(producer, consumer, index) -> bool:
     """Whether the consumer reads element e of its iteration (row-major, its
     r-variables innermost) at the offset where the producer writes its e-th
     element: then fusion can put them together and nothing is recomputed."""
-    sizes = list(consumer.ranges) + list(consumer.reduction_ranges)
-    variables = list(loop_vars(len(consumer.ranges))) + list(loop_vars(len(consumer.reduction_ranges), "r"))
+    sizes = tuple(consumer.ranges) + tuple(consumer.reduction_ranges)
     if producer.result.type.numel != math.prod(sizes):
         return False
-    flat, stride = sympy.Integer(0), 1
-    for v, size in zip(reversed(variables), reversed(sizes)):
-        flat += stride * v
-        stride *= size
-    scope = {v.name: s for v, s in zip(variables, sizes)}
-    coords = _decode(flat, producer.result.type.shape, contiguous_strides(producer.result.type.shape), scope)
-    written = strided_index(coords, producer.result.type.strides)
+    mapping = flat_mapping(
+        tuple(producer.result.type.shape), "i", tuple(consumer.ranges), tuple(consumer.reduction_ranges)
+    )
+    written = strided_index([expr for _, expr in mapping], producer.result.type.strides)
+    scope = _loop_ranges(consumer)
     return sympy.expand(simplify_index(written, scope) - simplify_index(index, scope)) == 0
 
 

@@ -211,19 +211,19 @@ def _place(node, numel: int, rnumel: int, ranges, reduction, names) -> Place:
             raise Refused(
                 f"[group] reduction sizes differ: {label} is {(n, r)}, the kernel {(numel, rnumel)}"
             )
-        outer = _flat_mapping(tuple(node.ranges), "i", ranges, ())
-        inner = _flat_mapping(tuple(node.reduction_ranges), "r", (), reduction)
+        outer = flat_mapping(tuple(node.ranges), "i", ranges, ())
+        inner = flat_mapping(tuple(node.reduction_ranges), "r", (), reduction)
         return Place("reduction", outer + inner)
     if n == numel:
-        return Place("row", _flat_mapping(tuple(node.ranges), "i", ranges, ()))
+        return Place("row", flat_mapping(tuple(node.ranges), "i", ranges, ()))
     if rnumel > 1 and n == numel * rnumel:
-        return Place("elem", _flat_mapping(tuple(node.ranges), "i", ranges, reduction))
+        return Place("elem", flat_mapping(tuple(node.ranges), "i", ranges, reduction))
     fits = f"{numel} rows" + (f" or {numel * rnumel} elements" if rnumel > 1 else "")
     raise Refused(f"[group] {label} has {n} elements, the kernel {fits} ({(numel, rnumel)})")
 
 
 @functools.lru_cache(maxsize=4096)
-def _flat_mapping(sizes: tuple[int, ...], prefix: str, ranges: tuple, reduction: tuple) -> tuple:
+def flat_mapping(sizes: tuple[int, ...], prefix: str, ranges: tuple, reduction: tuple) -> tuple:
     """Variables `prefix0..` over `sizes`, as the row-major unflattening of
     the kernel's i-variables then r-variables (whose element counts agree)."""
     kernel_vars = list(loop_vars(len(ranges))) + list(loop_vars(len(reduction), "r"))

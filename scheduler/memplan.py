@@ -32,11 +32,12 @@ def kernel_io(module: Module, kernel, user_map=None, nodes=None) -> KernelIO:
     in the loop nest that computes it."""
     user_map = user_map if user_map is not None else users(module)
     nests = [nodes] if nodes is not None else kernel.loop_nests()
-    inside = {id(v) for nest in nests for v in nest}
+    values = [v for nest in nests for v in nest]
+    inside = {id(v) for v in values}
     nest_of = {id(v): j for j, nest in enumerate(nests) for v in nest}
     by_id = {id(n.result): n for n in module.nodes}
     ins, seen = [], set()
-    for v in _flatten(nests):
+    for v in values:
         for dep in node_reads(by_id[id(v)]):
             key = id(dep.buffer)
             if key not in inside and key not in seen:
@@ -44,16 +45,11 @@ def kernel_io(module: Module, kernel, user_map=None, nodes=None) -> KernelIO:
                 ins.append(dep.buffer)
     outs = tuple(
         r
-        for v in _flatten(nests)
+        for v in values
         for r in by_id[id(v)].results
         if any(u is RETURN or nest_of.get(id(u.result)) != nest_of[id(v)] for u in user_map[id(r)])
     )
     return KernelIO(tuple(ins), outs)
-
-
-def _flatten(nests) -> list:
-    """The nodes of the nests, in order."""
-    return [v for nest in nests for v in nest]
 
 
 def extern_kernels(module: Module) -> frozenset[str]:

@@ -35,6 +35,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from corpus import find_problems  # beside this script (its directory is on sys.path)
+
 PROBLEMS = Path(__file__).resolve().parent / "problems"
 RESULTS = ("match", "mismatch", "error", "timeout")
 EXTERN = re.compile(r"= extern (aten\.[\w.]+)\(")
@@ -63,26 +65,6 @@ class Outcome:
     seconds: float
     message: str
     fallbacks: tuple[str, ...] = ()
-
-
-def find_problems(names: list[str]) -> list[Path]:
-    """The problem files that `names` select (all of them when empty), sorted, without repeats."""
-    if not names:
-        return sorted(PROBLEMS.rglob("*.py"))
-    found: list[Path] = []
-    for name in names:
-        candidates = [Path(name), PROBLEMS / name, PROBLEMS / f"{name}.py"]
-        path = next((p for p in candidates if p.exists()), None)
-        if path is None:
-            path_matches = sorted(PROBLEMS.rglob(f"{name}.py"))
-            if not path_matches:
-                raise SystemExit(f"lowering.py: no problem named {name!r} (looked under {PROBLEMS})")
-            found.extend(path_matches)
-        elif path.is_dir():
-            found.extend(sorted(path.rglob("*.py")))
-        else:
-            found.append(path)
-    return list(dict.fromkeys(p.resolve() for p in found))
 
 
 def label(path: Path) -> tuple[str, str]:
@@ -176,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--min-rate", type=float, default=0.95, help="pass rate needed to exit 0")
     args = parser.parse_args(argv)
 
-    paths = find_problems(args.problems)
+    paths = find_problems(args.problems, PROBLEMS)
     if not paths:
         print("lowering.py: no problems found", file=sys.stderr)
         return 1

@@ -61,6 +61,8 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from corpus import find_problems  # beside this script (its directory is on sys.path)
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 DEFAULT_PROBLEMS = HERE / "problems" / "patterns"
@@ -68,26 +70,6 @@ MARK = "@@scheduler-result@@ "
 
 
 # --------------------------------------------------------------------------- problems
-
-
-def find_problems(names: list[str], directory: Path) -> list[Path]:
-    """The problem files that `names` select (every file under `directory` when empty)."""
-    if not names:
-        return sorted(directory.rglob("*.py"))
-    found: list[Path] = []
-    for name in names:
-        candidates = [Path(name), directory / name, directory / f"{name}.py"]
-        path = next((p for p in candidates if p.exists()), None)
-        if path is None:
-            matches = sorted(directory.rglob(f"{name}.py"))
-            if not matches:
-                raise SystemExit(f"scheduler.py: no problem named {name!r} (looked under {directory})")
-            found.extend(matches)
-        elif path.is_dir():
-            found.extend(sorted(path.rglob("*.py")))
-        else:
-            found.append(path)
-    return list(dict.fromkeys(p.resolve() for p in found))
 
 
 def problem_name(path: Path, directory: Path) -> str:
