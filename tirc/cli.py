@@ -66,6 +66,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("verify", help="parse and verify dumps")
     v.add_argument("files", nargs="+")
+
+    d = sub.add_parser("diff", help="structural diff of two dumps, ignoring value numbering")
+    d.add_argument("first")
+    d.add_argument("second")
+
+    red = sub.add_parser("reduce", help="shrink a dump while its failure keeps the same signature")
+    red.add_argument("file")
+    red.add_argument(
+        "--until",
+        required=True,
+        metavar="SPEC",
+        help="crash[:REGEX] | mismatch | cmd:SHELL (the candidate's path is {} or the last argument)",
+    )
+    red.add_argument("-o", "--output", metavar="OUT.tir", help="where the reduced dump goes")
+    red.add_argument("--backend", choices=("cpp", "triton"))
+    red.add_argument("--device", choices=("cpu", "cuda"))
+    red.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     return parser
 
 
@@ -102,6 +119,10 @@ def _verify(args) -> int:
     return status
 
 
+def _diff(args) -> int:
+    raise TircError("tirc diff is not implemented yet")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handlers = {
@@ -109,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
         "replay": commands.replay_command,
         "fmt": _fmt,
         "verify": _verify,
+        "diff": _diff,
+        "reduce": commands.reduce_command,
     }
     try:
         return handlers[args.command](args)

@@ -209,3 +209,7 @@ def _replay(args) -> int:
     inputs = _dump_inputs(module, args.file)
     compiled = compile_module(module, options)
     return _check_dump(module, compiled.load().call, inputs)
+
+
+def reduce_command(args) -> int:
+    raise TircError("tirc reduce is not implemented yet")

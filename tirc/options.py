@@ -9,6 +9,12 @@ from ir_text import TircError
 
 BACKENDS = ("cpp", "triton")
 DEVICES = ("cpu", "cuda")
+# Passes a fault can be injected into (`inject_fault=PASS:crash`): every stage
+# that runs on IR, and codegen. Capture has no IR before it to reproduce from.
+FAULT_PASSES = ("lower", "schedule", "fusion", "memplan", "codegen")
+# Options for testing tirc itself: printed into a header only when set, so
+# ordinary dumps never show them.
+DEBUG_OPTIONS = ("check_determinism", "inject_fault")
 
 
 @dataclass(frozen=True)
@@ -22,6 +28,13 @@ class Options:
     # Apply only the first N fusions the pass decides (-1: all), to bisect a
     # miscompile down to the fusion that causes it.
     fusion_bisect_limit: int = -1
+    # Compile twice, the second time in a child process under another hash
+    # seed, and fail on any difference in the dumps or the generated code.
+    check_determinism: bool = False
+    # A deliberate fault, for testing the repro tools (docs/debugging.md):
+    # `PASS:crash` raises inside that pass; `codegen:miscompile[:OP]` corrupts
+    # one body op (the first, or the first named OP) in the generated code.
+    inject_fault: str = ""
 
     def __post_init__(self):
         if self.backend not in BACKENDS:
@@ -34,9 +47,21 @@ class Options:
             raise TircError("max_fusion_size must be at least 1")
         if self.fusion_bisect_limit < -1:
             raise TircError("fusion_bisect_limit must be -1 (no limit) or at least 0")
+        if self.inject_fault:
+            parse_fault(self.inject_fault)
+
+    @property
+    def fault(self) -> "Fault | None":
+        return parse_fault(self.inject_fault) if self.inject_fault else None
 
     def to_pairs(self) -> tuple[tuple[str, object], ...]:
-        return tuple(sorted(dataclasses.asdict(self).items()))
+        """The header's options: every field, but the debug ones only when set."""
+        defaults = Options.__dataclass_fields__
+        return tuple(
+            (key, value)
+            for key, value in sorted(dataclasses.asdict(self).items())
+            if key not in DEBUG_OPTIONS or value != defaults[key].default
+        )
 
     @classmethod
     def from_pairs(cls, pairs, base: "Options | None" = None) -> "Options":
@@ -81,3 +106,23 @@ def _convert(key: str, raw: str, kind: type):
     else:
         return raw
     raise TircError(f"option '{key}' takes a {kind.__name__}, got '{raw}'")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """An injected fault: `kind` "crash" in `stage`, or "miscompile" of the
+    first body op (named `op`, or any op with a corruption when empty)."""
+
+    stage: str
+    kind: str
+    op: str = ""
+
+
+def parse_fault(text: str) -> Fault:
+    parts = text.split(":")
+    usage = "inject_fault takes PASS:crash (PASS: " + ", ".join(FAULT_PASSES) + ") or codegen:miscompile[:OP]"
+    if len(parts) == 2 and parts[0] in FAULT_PASSES and parts[1] == "crash":
+        return Fault(parts[0], "crash")
+    if len(parts) in (2, 3) and parts[:2] == ["codegen", "miscompile"]:
+        return Fault("codegen", "miscompile", parts[2] if len(parts) == 3 else "")
+    raise TircError(f"{usage}, got '{text}'")
