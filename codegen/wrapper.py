@@ -12,6 +12,7 @@ from ir_text import Device, Enum, Module, Value, enum_value, to_torch, value_nam
 from scheduler import extern_kernels, users
 
 from . import cpp, triton
+from .faults import miscompiled
 from .kernel_plan import identifiers, plan_kernel
 
 
@@ -40,8 +41,11 @@ def _header(module: Module, backend: str, device: str) -> list[str]:
     return lines
 
 
-def generate(module: Module, backend: str, device: str) -> str:
-    """The text of output_code.py for a memplan-stage module."""
+def generate(module: Module, backend: str, device: str, miscompile: str | None = None) -> str:
+    """The text of output_code.py for a memplan-stage module; `miscompile`
+    (an op name, or "" for any) injects a deliberate fault (faults.py)."""
+    if miscompile is not None:
+        module = miscompiled(module, miscompile)
     names = value_names(module)
     ids = identifiers(names)
     user_map = users(module)

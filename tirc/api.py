@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+from pathlib import Path
 
 import torch
 
@@ -11,6 +12,7 @@ from ir_text import TircError
 from lowering import extern_ops, fallback_ops
 
 from .compiler import capture_program, compile_module, parse_dump_after
+from .crash import Reproducers
 from .dumps import DumpWriter
 from .options import Options
 
@@ -93,5 +95,6 @@ def compile(
     if stages and dump_dir is None:
         raise TircError("dump_after needs a dump_dir")
     writer = DumpWriter(dump_dir, stages, name, opts) if dump_dir is not None else None
-    compiled = compile_module(module, opts, writer, capture_text=text)
+    repro = Reproducers(Path(dump_dir if dump_dir is not None else "."))
+    compiled = compile_module(module, opts, writer, capture_text=text, repro=repro)
     return CompiledProgram(compiled.load().call, lifted, spec, compiled)

@@ -16,6 +16,7 @@ from ir_text import STAGES, TircError, parse, print_ir
 
 from . import commands
 from .compiler import options_of
+from .crash import crash_report
 from .dumps import write_atomic
 from .pipeline import Context, check_module
 from .sources import load_dump, read_saved_input, read_text
@@ -145,9 +146,13 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("TIRC_TRACEBACK"):
             raise
         text = str(err).strip().splitlines()
+        stage = getattr(err, "tirc_pass", None)
+        where = f" in pass {stage}" if stage else ""
         print(
-            f"tirc: internal error: {type(err).__name__}: {text[0] if text else ''}"
+            f"tirc: internal error{where}: {type(err).__name__}: {text[0] if text else ''}"
             " (set TIRC_TRACEBACK=1 for the traceback)",
             file=sys.stderr,
         )
+        for line in crash_report(err):
+            print(line, file=sys.stderr)
         return EXIT_ERROR

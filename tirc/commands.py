@@ -15,10 +15,11 @@ from scheduler import extern_kernels
 
 from .compare import Mismatch, compare_outputs
 from .compiler import capture_program, compile_module, options_of, parse_dump_after
+from .crash import Reproducers
 from .dumps import DumpWriter, serialize_input
 from .options import Options
 from .pipeline import Context, check_module
-from .sources import load_dump, load_exported, load_python, load_saved_input, read_saved_input
+from .sources import load_dump, load_exported, load_python, load_saved_input, read_saved_input, read_text
 
 EXIT_OK, EXIT_MISMATCH = 0, 1
 
@@ -103,7 +104,8 @@ def _compile(args) -> int:
     if args.save_inputs:
         writer.save_inputs(module.inputs, [serialize_input(t) for t in state + program.inputs])
         text = print_ir(module)  # the capture dump, now with the sha256s
-    compiled = compile_module(module, options, writer, args.stop_after, capture_text=text)
+    repro = Reproducers(Path(dump_dir or "."))
+    compiled = compile_module(module, options, writer, args.stop_after, capture_text=text, repro=repro)
     _summary(compiled, options, dump_dir if writer else None)
     if not args.check:
         return EXIT_OK
@@ -139,7 +141,8 @@ def _compile_dump(args, stages: set[str], dump_dir: str | None) -> int:
         # The later dumps name the same files: they go beside them, byte for byte.
         saved = [inp for inp in module.inputs if inp.sha256]
         writer.save_inputs(saved, [read_saved_input(args.source, inp) for inp in saved])
-    compiled = compile_module(module, options, writer, args.stop_after)
+    repro = Reproducers(Path(dump_dir or "."), read_text(args.source))
+    compiled = compile_module(module, options, writer, args.stop_after, repro=repro)
     _summary(compiled, options, dump_dir if writer else None)
     if not args.check:
         return EXIT_OK
@@ -207,7 +210,7 @@ def _replay(args) -> int:
     except TircError as err:
         raise err.located(args.file) from None
     inputs = _dump_inputs(module, args.file)
-    compiled = compile_module(module, options)
+    compiled = compile_module(module, options, repro=Reproducers(Path("."), read_text(args.file)))
     return _check_dump(module, compiled.load().call, inputs)
 
 

@@ -8,6 +8,7 @@ from codegen import generate, load_output_code
 from ir_text import STAGES, Module, TircError, parse, print_ir
 from lowering import capture
 
+from .crash import Reproducers, run_pass
 from .dumps import DumpWriter
 from .options import Options
 from .pipeline import Context, check_module, dump_name, run_stages
@@ -79,8 +80,10 @@ def compile_module(
     dump: DumpWriter | None = None,
     stop_after: str | None = None,
     capture_text: str | None = None,
+    repro: Reproducers | None = None,
 ) -> Compiled:
-    """Run the stages after `module`'s, writing the requested dumps."""
+    """Run the stages after `module`'s, writing the requested dumps; a crash
+    in a pass leaves a reproducer in `repro` (none when it is None)."""
     check_stop_after(stop_after)
     if stop_after is not None and STAGES.index(stop_after) < module.stage_index:
         raise TircError(f"--stop-after {stop_after} is before the input's stage ({module.stage})")
@@ -93,10 +96,14 @@ def compile_module(
         if dump is not None and dump.wants(name):
             dump.write(dump_name(name), text, name, result)
 
-    final = run_stages(module, ctx, stop_after, on_stage)
+    final = run_stages(module, ctx, stop_after, on_stage, repro)
     if final.stage != "memplan":
         return Compiled(final, None)
-    code = generate(final, options.backend, options.device)
+    fault = options.fault
+    miscompile = fault.op if fault is not None and fault.kind == "miscompile" else None
+    code = run_pass(
+        "codegen", final, options, repro, generate, final, options.backend, options.device, miscompile
+    )
     if dump is not None:
         dump.write("output_code.py", code, "codegen")
     return Compiled(final, code)

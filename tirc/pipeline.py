@@ -16,6 +16,7 @@ from ir_text import STAGES, Module, TircError, parse, print_ir, verify
 from lowering import lower
 from scheduler import check_facts, check_memplan, check_plan, fuse, plan_memory, schedule
 
+from .crash import Reproducers, run_pass
 from .options import Options
 
 
@@ -60,21 +61,32 @@ def check_module(module: Module, ctx: Context) -> Module:
     return module
 
 
-def run_stages(module: Module, ctx: Context, stop_after: str | None = None, on_stage=None) -> Module:
+def run_stages(
+    module: Module,
+    ctx: Context,
+    stop_after: str | None = None,
+    on_stage=None,
+    repro: Reproducers | None = None,
+) -> Module:
     """Run the stages after `module.stage`, through `stop_after` (default: memplan).
 
-    `on_stage(stage, module, text)` sees each stage's result and its text.
+    `on_stage(stage, module, text)` sees each stage's result and its text; a
+    pass that crashes leaves a reproducer in `repro` (crash.py).
     """
     last = STAGES.index(stop_after) if stop_after else len(STAGES) - 1
     for stage in STAGE_TABLE[module.stage_index + 1 : last + 1]:
-        result = stage.run(module, ctx)
-        text = print_ir(result)
-        try:
-            module = check_module(parse(text, dump_name(stage.name)), ctx)
-        except TircError as err:
-            raise InternalError(
-                f"the {stage.name} pass produced IR that does not verify: {err.located(dump_name(stage.name))}"
-            ) from None
+        module, text = run_pass(stage.name, module, ctx.options, repro, _run_stage, stage, module, ctx)
         if on_stage is not None:
             on_stage(stage.name, module, text)
     return module
+
+
+def _run_stage(stage: Stage, module: Module, ctx: Context) -> tuple[Module, str]:
+    """One pass, its result printed, parsed back and checked."""
+    text = print_ir(stage.run(module, ctx))
+    try:
+        return check_module(parse(text, dump_name(stage.name)), ctx), text
+    except TircError as err:
+        raise InternalError(
+            f"the {stage.name} pass produced IR that does not verify: {err.located(dump_name(stage.name))}"
+        ) from None
