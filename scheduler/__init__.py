@@ -1,7 +1,7 @@
 """Dependencies, ordering, fusion and memory planning, with the checks of re-fed dumps."""
 
 from .deps import compute_facts, node_group, node_reads, users, write_index
-from .fusion import fuse
+from .fusion import fuse, kernel_attrs
 from .iteration import KernelSpace, Refused, kernel_space
 from .memplan import KernelIO, extern_kernels, kernel_io, plan_memory
 from .memplan_check import check_memplan, peak_memory
@@ -15,6 +15,7 @@ __all__ = [
     "users",
     "write_index",
     "fuse",
+    "kernel_attrs",
     "KernelSpace",
     "Refused",
     "kernel_space",

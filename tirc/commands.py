@@ -173,13 +173,19 @@ def _dump_inputs(module, path: str) -> list[torch.Tensor]:
 
 def _check_dump(module, call, inputs: list[torch.Tensor]) -> int:
     """Run the compiled code and the reference on the dump's inputs, and compare."""
+    what = "eager PyTorch" if module.stage == "capture" else "the reference interpreter"
+    return _report(dump_mismatch(module, call, inputs), what)
+
+
+def dump_mismatch(module, call, inputs: list[torch.Tensor]) -> Mismatch | None:
+    """The first difference between the compiled code (`call`) and the
+    reference on the dump's inputs: outputs, then updated inputs."""
     expected_inputs, actual_inputs = _clone(inputs), _clone(inputs)
     expected = interpret(module, expected_inputs)
     actual = call(list(actual_inputs))
-    what = "eager PyTorch" if module.stage == "capture" else "the reference interpreter"
     updated = _updated(module, actual_inputs, expected_inputs)
     reference = lambda: _float64_reference(module, inputs)  # noqa: E731
-    return _report(_compare(actual, expected, updated, reference), what)
+    return _compare(actual, expected, updated, reference)
 
 
 def _float64_reference(module, inputs: list[torch.Tensor]):
@@ -212,7 +218,3 @@ def _replay(args) -> int:
     inputs = _dump_inputs(module, args.file)
     compiled = compile_module(module, options, repro=Reproducers(Path("."), read_text(args.file)))
     return _check_dump(module, compiled.load().call, inputs)
-
-
-def reduce_command(args) -> int:
-    raise TircError("tirc reduce is not implemented yet")

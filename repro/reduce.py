@@ -1,0 +1,207 @@
+"""Delta debugging over the IR: shrink a module while `interesting(candidate)`
+holds (the caller checks that the failure keeps its signature).
+
+The passes, repeated until none makes progress:
+1. outputs: keep only the failing output, drop input updates;
+2. re-root: make the output an earlier value while the failure holds (a
+   binary search over the output's ancestors, in program order), so what
+   comes after the faulty op goes;
+3. cut: replace what the output's producer reads by new inputs, all at once,
+   then in halving chunks (ddmin), so what comes before goes;
+4. forward: delete an item by reading one of its operands instead;
+5. bodies: skip computing body ops of loop nodes, in halving chunks;
+6. unfuse: split fused kernels into one kernel per node (fusion, memplan).
+Every candidate is a whole module of the input's stage, its derived sections
+made anew (edits.py); the oracle parses and verifies it before running it.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ir_text import Module
+
+from . import edits
+from .program import ancestors, items, op_count, returned
+
+
+@dataclass
+class Reduction:
+    module: Module
+    ops_before: int
+    ops_after: int
+    tests: int
+    seconds: float
+
+
+class _Search:
+    def __init__(self, module: Module, interesting: Callable[[Module], bool], log: Callable[[str], None]):
+        self.best = module
+        self.interesting = interesting
+        self.log = log
+        self.tests = 0
+
+    def attempt(self, what: str, build: Callable[..., Module | None], *args, smaller: bool = True) -> bool:
+        """Build a candidate, `build(*args)`, and keep it when it still fails
+        (and is smaller)."""
+        try:
+            candidate = build(*args)
+        except Exception:  # an edit the IR does not allow: not a candidate
+            return False
+        if candidate is None:
+            return False
+        before, after = op_count(self.best), op_count(candidate)
+        if smaller and after >= before:
+            return False
+        self.tests += 1
+        if not self.interesting(candidate):
+            return False
+        self.best = candidate
+        self.log(f"reduce: [test {self.tests}] {what}: {before} -> {after} ops")
+        return True
+
+    # ---- 1. outputs
+
+    def outputs(self, failing: int | None) -> bool:
+        changed = self.attempt("drop input updates", edits.drop_updates, self.best)
+        n = len(self.best.outputs)
+        if failing is not None and n > 1:
+            if self.attempt(f"keep output {failing} only", edits.keep_outputs, self.best, [failing]):
+                return True
+        return (
+            self.chunks(
+                "drop outputs",
+                lambda m: list(range(len(m.outputs))) if len(m.outputs) > 1 else [],
+                _drop_outputs,
+                keep_one=True,
+            )
+            or changed
+        )
+
+    # ---- 2. re-root
+
+    def reroot(self) -> bool:
+        changed = False
+        for k in range(len(self.best.outputs)):
+            while self._reroot_once(k):
+                changed = True
+        return changed
+
+    def _reroot_once(self, k: int) -> bool:
+        base = self.best
+        candidates = ancestors(base, base.outputs[k])
+        lo, hi, found = 0, len(candidates), None
+        while lo < hi:
+            mid = (lo + hi) // 2
+            self.best = base
+            if self.attempt(
+                f"output {k} from item {candidates[mid]}", edits.reroot, base, k, candidates[mid]
+            ):
+                found, hi = self.best, mid
+            else:
+                lo = mid + 1
+        self.best = found if found is not None else base
+        return found is not None
+
+    # ---- 3. cut
+
+    def cut(self) -> bool:
+        def cuttable(m: Module) -> list[int]:
+            roots = {id(v) for v in returned(m)}
+            return [k for k, item in enumerate(items(m)) if not any(id(r) in roots for r in item.results)]
+
+        return self.chunks("cut items", cuttable, edits.cut)
+
+    # ---- 4. forward
+
+    def forward(self) -> bool:
+        changed = False
+        k = len(items(self.best)) - 1
+        while k >= 0:
+            if k < len(items(self.best)) and self.attempt(f"forward item {k}", edits.forward, self.best, k):
+                changed = True
+            k -= 1
+        return changed
+
+    # ---- 5. bodies
+
+    def bodies(self) -> bool:
+        changed = False
+        for n in range(len(self.best.nodes) if self.best.stage != "capture" else 0):
+            changed |= self.chunks(
+                f"skip body ops of node {n}",
+                functools.partial(_body_ops, n),
+                functools.partial(_bypass, n),
+            )
+        return changed
+
+    # ---- 6. unfuse
+
+    def unfuse(self) -> bool:
+        changed = False
+        for k in range(len(self.best.kernels or ())):
+            changed |= self.attempt(f"unfuse kernel {k}", edits.unfuse, self.best, k, smaller=False)
+        return changed
+
+    # ---- ddmin over units of the current module
+
+    def chunks(self, what: str, units, build, keep_one: bool = False) -> bool:
+        """Try `build(module, chunk)` for chunks of `units(module)`, halving the
+        chunk size down to one (ddmin's complement step); an accepted chunk
+        changes the module, whose units are listed again."""
+        changed = False
+        size = len(units(self.best))
+        size = size if not keep_one else size - 1
+        while size >= 1:
+            start = 0
+            while True:
+                current = units(self.best)
+                limit = len(current) - (1 if keep_one else 0)
+                if start >= len(current) or limit < 1:
+                    break
+                chunk = current[start : start + min(size, limit)]
+                if self.attempt(f"{what} {chunk[0]}..{chunk[-1]}", build, self.best, chunk):
+                    changed = True
+                else:
+                    start += size
+            size //= 2
+        return changed
+
+
+def _drop_outputs(m: Module, chunk: list[int]) -> Module | None:
+    return edits.keep_outputs(m, [k for k in range(len(m.outputs)) if k not in chunk])
+
+
+def _body_ops(n: int, m: Module) -> list[int]:
+    return edits.bypassable_ops(m.nodes[n]) if n < len(m.nodes) else []
+
+
+def _bypass(n: int, m: Module, chunk: list[int]) -> Module | None:
+    return edits.bypass_body_ops(m, n, chunk)
+
+
+def reduce_module(
+    module: Module,
+    interesting: Callable[[Module], bool],
+    failing_output: int | None = None,
+    log: Callable[[str], None] = lambda line: None,
+) -> Reduction:
+    """The smallest module the passes find for which `interesting` holds
+    (it must hold for `module`). `failing_output`: the output whose mismatch
+    is the failure, kept while other outputs go."""
+    started = time.monotonic()
+    search = _Search(module, interesting, log)
+    search.outputs(failing_output)
+    passes = (search.reroot, search.cut, search.forward, search.bodies, search.unfuse)
+    while True:
+        progress = False
+        for step in passes:
+            progress |= step()
+        if not progress:
+            break
+    return Reduction(
+        search.best, op_count(module), op_count(search.best), search.tests, time.monotonic() - started
+    )
