@@ -30,13 +30,13 @@ def copy_module(module: Module) -> Module:
 
 
 def rebuild(module: Module) -> Module:
-    """Derive the stage's sections again for an edited program: facts, the
-    fusion plan restricted to the nodes left (each kernel's attributes
-    recomputed), and the memory plan made anew."""
+    """Derive the stage's sections again for an edited program: the schedule's
+    facts, the fusion plan restricted to the nodes left (each kernel's
+    attributes recomputed), and the memory plan made anew."""
     if module.stage in ("capture", "lower"):
         return module
-    module.facts = compute_facts(module)
     if module.stage == "schedule":
+        module.facts = compute_facts(module)
         return module
     module.kernels = _restricted_plan(module)
     alive = {id(n.result) for n in module.nodes}

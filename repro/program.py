@@ -81,7 +81,7 @@ def new_input(module: Module, like: Value) -> Value:
         t = BufferType(t.dtype, t.shape, contiguous_strides(t.shape))
     device = module.inputs[0].device if module.inputs else dict(module.options).get("device", "cpu")
     seed = 1 + max((inp.seed for inp in module.inputs), default=-1)
-    value = Value(f"{like.hint or 'v'}_in", t)
+    value = Value(f"{like.hint}_in" if like.hint else "in", t)
     module.inputs.append(Input(value, device, seed))
     return value
 

@@ -44,9 +44,11 @@ class _Search:
         self.log = log
         self.tests = 0
 
-    def attempt(self, what: str, build: Callable[..., Module | None], *args, smaller: bool = True) -> bool:
+    def attempt(
+        self, what: str, build: Callable[..., Module | None], *args, smaller: bool = True, quiet: bool = False
+    ) -> bool:
         """Build a candidate, `build(*args)`, and keep it when it still fails
-        (and is smaller)."""
+        (and is smaller); `quiet`: the caller logs what it keeps."""
         try:
             candidate = build(*args)
         except Exception:  # an edit the IR does not allow: not a candidate
@@ -60,7 +62,8 @@ class _Search:
         if not self.interesting(candidate):
             return False
         self.best = candidate
-        self.log(f"reduce: [test {self.tests}] {what}: {before} -> {after} ops")
+        if not quiet:
+            self.log(f"reduce: [test {self.tests}] {what}: {before} -> {after} ops")
         return True
 
     # ---- 1. outputs
@@ -97,14 +100,19 @@ class _Search:
         while lo < hi:
             mid = (lo + hi) // 2
             self.best = base
-            if self.attempt(
-                f"output {k} from item {candidates[mid]}", edits.reroot, base, k, candidates[mid]
-            ):
-                found, hi = self.best, mid
+            if self.attempt("re-root", edits.reroot, base, k, candidates[mid], quiet=True):
+                found, hi = (self.best, candidates[mid]), mid
             else:
                 lo = mid + 1
-        self.best = found if found is not None else base
-        return found is not None
+        if found is None:
+            self.best = base
+            return False
+        self.best = found[0]
+        self.log(
+            f"reduce: [test {self.tests}] output {k} from item {found[1]}:"
+            f" {op_count(base)} -> {op_count(self.best)} ops"
+        )
+        return True
 
     # ---- 3. cut
 
