@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler fuzz opinfo lint format clean
+.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro fuzz opinfo lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,3 +55,7 @@ acceptance-scheduler: $(STAMP)
 # Every float32 OpInfo op through the cpp backend against eager; writes docs/ops.md (minutes).
 opinfo: $(STAMP)
 	$(PY) -m tests.opinfo.sweep --write docs/ops.md
+
+# The repro tools on whole models: injected miscompiles reduced to <= 5 ops, crashes in each pass reproduced (minutes per model).
+acceptance-repro: $(STAMP)
+	$(PY) tests/acceptance/repro.py

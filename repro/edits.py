@@ -9,7 +9,24 @@ from __future__ import annotations
 
 import dataclasses
 
-from ir_text import Kernel, LoopNode, Module, Symbol, parse, print_ir
+import torch
+
+from ir_text import (
+    TORCH_DTYPES,
+    BufferType,
+    Kernel,
+    LoopNode,
+    Module,
+    Symbol,
+    TensorType,
+    contiguous_strides,
+    flat_tensors,
+    from_torch,
+    parse,
+    print_ir,
+    resolve_target,
+    to_torch_arg,
+)
 from scheduler import compute_facts, kernel_attrs, plan_memory
 
 from .program import (
@@ -170,3 +187,53 @@ def unfuse(module: Module, kernel: int) -> Module | None:
         singles.append(Kernel(Symbol(name), (v,), kernel_attrs([node_of[id(v)]])))
     m.kernels = m.kernels[:kernel] + singles + m.kernels[kernel + 1 :]
     return _finish(m)
+
+
+def input_sizes(module: Module) -> list[int]:
+    """The distinct dimension sizes above 1 of the inputs, largest first."""
+    return sorted({s for inp in module.inputs for s in inp.value.type.shape if s > 1}, reverse=True)
+
+
+def shrink(module: Module, size: int, new: int) -> Module | None:
+    """Capture stage: every input dimension of `size`, and every `size` in an
+    op's integer lists (view and expand sizes), becomes `new`; result types
+    are inferred again on meta tensors. None when a contiguous layout cannot
+    follow (a strided input) or when an op refuses the new shapes."""
+    if module.stage != "capture":
+        return None
+    m = copy_module(module)
+
+    def resize(x):
+        if isinstance(x, tuple) and x and all(type(v) is int for v in x):
+            return tuple(new if v == size else v for v in x)
+        return tuple(resize(v) for v in x) if isinstance(x, tuple) else x
+
+    env = {}
+    for inp in m.inputs:
+        t = inp.value.type
+        if size not in t.shape:
+            pass
+        elif t.strides != contiguous_strides(t.shape):
+            return None
+        else:
+            shape = tuple(new if s == size else s for s in t.shape)
+            inp.value.type = BufferType(t.dtype, shape, contiguous_strides(shape))
+        t = inp.value.type
+        env[id(inp.value)] = torch.empty_strided(
+            t.shape, t.strides, dtype=TORCH_DTYPES[t.dtype], device="meta"
+        )
+    for op in m.graph:
+        op.args = resize(op.args)
+        op.kwargs = tuple((k, resize(v)) for k, v in op.kwargs)
+        with torch.no_grad():
+            result = resolve_target(op.target)(
+                *[to_torch_arg(a, env, "meta") for a in op.args],
+                **{k: to_torch_arg(v, env, "meta") for k, v in op.kwargs},
+            )
+        tensors = flat_tensors(result)
+        if len(tensors) != len(op.results):
+            return None
+        for value, tensor in zip(op.results, tensors):
+            value.type = TensorType(from_torch(tensor.dtype), tuple(tensor.shape))
+            env[id(value)] = tensor
+    return m

@@ -10,7 +10,9 @@ The passes, repeated until none makes progress:
    then in halving chunks (ddmin), so what comes before goes;
 4. forward: delete an item by reading one of its operands instead;
 5. bodies: skip computing body ops of loop nodes, in halving chunks;
-6. unfuse: split fused kernels into one kernel per node (fusion, memplan).
+6. unfuse: split fused kernels into one kernel per node (fusion, memplan);
+7. shapes (capture stage): each input size becomes 1, or 3, or half of
+   itself, with result types inferred again.
 Every candidate is a whole module of the input's stage, its derived sections
 made anew (edits.py); the oracle parses and verifies it before running it.
 """
@@ -55,15 +57,15 @@ class _Search:
             return False
         if candidate is None:
             return False
-        before, after = op_count(self.best), op_count(candidate)
-        if smaller and after >= before:
+        before = self.best
+        if smaller and size(candidate) >= size(self.best):
             return False
         self.tests += 1
         if not self.interesting(candidate):
             return False
         self.best = candidate
         if not quiet:
-            self.log(f"reduce: [test {self.tests}] {what}: {before} -> {after} ops")
+            self.log(f"reduce: [test {self.tests}] {what}: {_change(before, candidate)}")
         return True
 
     # ---- 1. outputs
@@ -108,10 +110,7 @@ class _Search:
             self.best = base
             return False
         self.best = found[0]
-        self.log(
-            f"reduce: [test {self.tests}] output {k} from item {found[1]}:"
-            f" {op_count(base)} -> {op_count(self.best)} ops"
-        )
+        self.log(f"reduce: [test {self.tests}] output {k} from item {found[1]}: {_change(base, self.best)}")
         return True
 
     # ---- 3. cut
@@ -154,6 +153,17 @@ class _Search:
             changed |= self.attempt(f"unfuse kernel {k}", edits.unfuse, self.best, k, smaller=False)
         return changed
 
+    # ---- 7. shapes
+
+    def shapes(self) -> bool:
+        changed = False
+        for size in edits.input_sizes(self.best) if self.best.stage == "capture" else ():
+            for new in dict.fromkeys(n for n in (1, 3, size // 2) if 0 < n < size):
+                if self.attempt(f"size {size} -> {new}", edits.shrink, self.best, size, new):
+                    changed = True
+                    break
+        return changed
+
     # ---- ddmin over units of the current module
 
     def chunks(self, what: str, units, build, keep_one: bool = False) -> bool:
@@ -177,6 +187,17 @@ class _Search:
                     start += size
             size //= 2
         return changed
+
+
+def size(module: Module) -> tuple[int, int]:
+    """What the reducer makes smaller: ops first, then input elements."""
+    return op_count(module), sum(inp.value.type.numel for inp in module.inputs)
+
+
+def _change(before: Module, after: Module) -> str:
+    (ops0, elements0), (ops1, elements1) = size(before), size(after)
+    text = f"{ops0} -> {ops1} ops"
+    return text if elements0 == elements1 else f"{text}, {elements0} -> {elements1} input elements"
 
 
 def _drop_outputs(m: Module, chunk: list[int]) -> Module | None:
@@ -203,7 +224,7 @@ def reduce_module(
     started = time.monotonic()
     search = _Search(module, interesting, log)
     search.outputs(failing_output)
-    passes = (search.reroot, search.cut, search.forward, search.bodies, search.unfuse)
+    passes = (search.reroot, search.cut, search.forward, search.bodies, search.unfuse, search.shapes)
     while True:
         progress = False
         for step in passes:
