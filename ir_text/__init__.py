@@ -39,7 +39,7 @@ from .model import (
 from .body_ops import BODY_OPS, REDUCTION_RESULT
 from .equality import structurally_equal
 from .parser import parse
-from .printer import VERSION, format_attrs, format_fact, format_literal, print_ir, value_names
+from .printer import VERSION, format_attrs, format_fact, format_literal, print_ir, print_named, value_names
 from .verifier import verify
 
 __all__ = [
@@ -85,6 +85,7 @@ __all__ = [
     "meta_call",
     "parse",
     "print_ir",
+    "print_named",
     "render_index",
     "simplify_index",
     "resolve_target",

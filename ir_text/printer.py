@@ -17,14 +17,18 @@ VERSION = "0.1"
 
 
 class _Namer:
-    def __init__(self):
+    def __init__(self, preset: dict[int, str] | None = None, reserved=()):
         self.names: dict[int, str] = {}
-        self.used: set[str] = set()
+        # Names given in advance (by value id), which no other value may take.
+        self.preset = preset or {}
+        self.used: set[str] = set(reserved) | set(self.preset.values())
         self.counters: dict[str, int] = {}
 
     def define(self, value: Value, prefix: str) -> str:
         hint = value.hint
-        if hint:
+        if id(value) in self.preset:
+            name = self.preset[id(value)]
+        elif hint:
             name, k = hint, 1
             while name in self.used:
                 name, k = f"{hint}_{k}", k + 1
@@ -109,10 +113,11 @@ def _ranges(node) -> str:
 
 
 class _Printer:
-    def __init__(self, module: Module):
+    def __init__(self, module: Module, names: _Namer | None = None):
         self.m = module
-        self.names = _Namer()
+        self.names = names or _Namer()
         self.lines: list[str] = []
+        self.body_names: dict[int, str] = {}
 
     def run(self) -> str:
         m = self.m
@@ -160,11 +165,12 @@ class _Printer:
         self.lines.append(
             f"{name} = loop.{node.kind} {_ranges(node)}{attrs} : {format_type(t)} strides [{strides}] {{"
         )
-        local = _Namer()
+        local = _Namer(self.names.preset)
         local.names = dict(self.names.names)
         local.used = set(self.names.used)
         for op in node.body:
             self.lines.append("  " + self._body_op(op, local))
+        self.body_names.update(local.names)
         self.lines.append("}" + _loc(node.loc))
 
     def _extern_node(self, node):
@@ -237,6 +243,19 @@ def extern_schema(target: str) -> str | None:
 def print_ir(module: Module) -> str:
     """The canonical text of a module."""
     return _Printer(module).run()
+
+
+def print_named(
+    module: Module, names: dict[int, str] | None = None, reserved=()
+) -> tuple[str, dict[int, str]]:
+    """The module's text with preset names: `names` maps a value's id to its
+    name (without `%`); the other values are named as usual, but never with a
+    preset or `reserved` name. Also returns every value's name, loop-body
+    values included, keyed by id (for `tirc diff`, which prints one dump
+    with the other's names)."""
+    printer = _Printer(module, _Namer(names, reserved))
+    text = printer.run()
+    return text, {**printer.body_names, **printer.names.names}
 
 
 def value_names(module: Module) -> dict[int, str]:

@@ -10,6 +10,7 @@ import torch
 
 from ir_text import TircError
 from lowering import extern_ops, fallback_ops
+from repro import check_rerun, recording
 
 from .compiler import capture_program, compile_module, parse_dump_after
 from .crash import Reproducers
@@ -96,5 +97,9 @@ def compile(
         raise TircError("dump_after needs a dump_dir")
     writer = DumpWriter(dump_dir, stages, name, opts) if dump_dir is not None else None
     repro = Reproducers(Path(dump_dir if dump_dir is not None else "."))
-    compiled = compile_module(module, opts, writer, capture_text=text, repro=repro)
+    # check_determinism: the program cannot be captured again in another
+    # process; the second compile starts from this capture dump.
+    dump = recording(opts, writer)
+    compiled = compile_module(module, opts, dump, capture_text=text, repro=repro)
+    check_rerun(dump, None)
     return CompiledProgram(compiled.load().call, lifted, spec, compiled)

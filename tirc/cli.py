@@ -1,8 +1,8 @@
-"""The `tirc` command line: compile, replay, fmt, verify.
+"""The `tirc` command line: compile, replay, fmt, verify, diff.
 
 Exit codes: 0 success (or outputs match), 1 mismatch (or `fmt --check`
-found a file to reformat), 2 bad input or a compiler error, reported as one
-`FILE:LINE:COL: error: ...` line without a traceback.
+found a file to reformat, or `diff` a difference), 2 bad input or a compiler
+error, reported as one `FILE:LINE:COL: error: ...` line without a traceback.
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ import sys
 from pathlib import Path
 
 from ir_text import STAGES, TircError, parse, print_ir
+from repro import diff_modules
 
 from . import commands
 from .compiler import options_of
 from .crash import crash_report
+from .reducing import reduce_command
 from .dumps import write_atomic
 from .pipeline import Context, check_module
 from .sources import load_dump, read_saved_input, read_text
@@ -121,7 +123,12 @@ def _verify(args) -> int:
 
 
 def _diff(args) -> int:
-    raise TircError("tirc diff is not implemented yet")
+    patch = diff_modules(load_dump(args.first), load_dump(args.second), args.first, args.second)
+    if not patch:
+        print(f"{args.first} and {args.second} are structurally equal", file=sys.stderr)
+        return EXIT_OK
+    sys.stdout.write(patch)
+    return EXIT_MISMATCH
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
         "fmt": _fmt,
         "verify": _verify,
         "diff": _diff,
-        "reduce": commands.reduce_command,
+        "reduce": reduce_command,
     }
     try:
         return handlers[args.command](args)

@@ -11,6 +11,7 @@ import torch
 from codegen import random_input
 from ir_text import TircError, parse, print_ir, to_torch
 from lowering import fallback_ops, interpret
+from repro import check_rerun, compile_args, recording
 from scheduler import extern_kernels
 
 from .compare import Mismatch, compare_outputs
@@ -105,7 +106,9 @@ def _compile(args) -> int:
         writer.save_inputs(module.inputs, [serialize_input(t) for t in state + program.inputs])
         text = print_ir(module)  # the capture dump, now with the sha256s
     repro = Reproducers(Path(dump_dir or "."))
-    compiled = compile_module(module, options, writer, args.stop_after, capture_text=text, repro=repro)
+    dump = recording(options, writer)  # check_determinism: keeps every file to compare
+    compiled = compile_module(module, options, dump, args.stop_after, capture_text=text, repro=repro)
+    check_rerun(dump, compile_args(args))
     _summary(compiled, options, dump_dir if writer else None)
     if not args.check:
         return EXIT_OK
@@ -142,7 +145,9 @@ def _compile_dump(args, stages: set[str], dump_dir: str | None) -> int:
         saved = [inp for inp in module.inputs if inp.sha256]
         writer.save_inputs(saved, [read_saved_input(args.source, inp) for inp in saved])
     repro = Reproducers(Path(dump_dir or "."), read_text(args.source))
-    compiled = compile_module(module, options, writer, args.stop_after, repro=repro)
+    dump = recording(options, writer)  # check_determinism: keeps every file to compare
+    compiled = compile_module(module, options, dump, args.stop_after, repro=repro)
+    check_rerun(dump, compile_args(args))
     _summary(compiled, options, dump_dir if writer else None)
     if not args.check:
         return EXIT_OK
