@@ -1,5 +1,7 @@
-"""Delta debugging over the IR: shrink a module while `interesting(candidate)`
-holds (the caller checks that the failure keeps its signature).
+"""Delta debugging over the IR: shrink a module while `interesting(candidate,
+output)` holds (the caller checks that the failure keeps its signature;
+`output` is where the failing output now stands, None when no output is
+tracked).
 
 The passes, repeated until none makes progress:
 1. outputs: keep only the failing output, drop input updates;
@@ -40,9 +42,10 @@ class Reduction:
 
 
 class _Search:
-    def __init__(self, module: Module, interesting: Callable[[Module], bool], log: Callable[[str], None]):
+    def __init__(self, module: Module, interesting, output: int | None, log: Callable[[str], None]):
         self.best = module
         self.interesting = interesting
+        self.output = output
         self.log = log
         self.tests = 0
 
@@ -61,7 +64,7 @@ class _Search:
         if smaller and size(candidate) >= size(self.best):
             return False
         self.tests += 1
-        if not self.interesting(candidate):
+        if not self.interesting(candidate, self.output):
             return False
         self.best = candidate
         if not quiet:
@@ -70,12 +73,20 @@ class _Search:
 
     # ---- 1. outputs
 
-    def outputs(self, failing: int | None) -> bool:
+    def outputs(self) -> bool:
+        """Keep the tracked output alone (it becomes output 0); or, when no
+        output is tracked, drop outputs in chunks. A tracked output that does
+        not fail alone keeps every output where it is."""
         changed = self.attempt("drop input updates", edits.drop_updates, self.best)
-        n = len(self.best.outputs)
-        if failing is not None and n > 1:
-            if self.attempt(f"keep output {failing} only", edits.keep_outputs, self.best, [failing]):
+        k = self.output
+        if k is not None:
+            if len(self.best.outputs) < 2:
+                return changed
+            self.output = 0
+            if self.attempt(f"keep output {k} only", edits.keep_outputs, self.best, [k]):
                 return True
+            self.output = k
+            return changed
         return (
             self.chunks(
                 "drop outputs",
@@ -214,7 +225,7 @@ def _bypass(n: int, m: Module, chunk: list[int]) -> Module | None:
 
 def reduce_module(
     module: Module,
-    interesting: Callable[[Module], bool],
+    interesting: Callable[[Module, int | None], bool],
     failing_output: int | None = None,
     log: Callable[[str], None] = lambda line: None,
 ) -> Reduction:
@@ -222,8 +233,8 @@ def reduce_module(
     (it must hold for `module`). `failing_output`: the output whose mismatch
     is the failure, kept while other outputs go."""
     started = time.monotonic()
-    search = _Search(module, interesting, log)
-    search.outputs(failing_output)
+    search = _Search(module, interesting, failing_output, log)
+    search.outputs()
     passes = (search.reroot, search.cut, search.forward, search.bodies, search.unfuse, search.shapes)
     while True:
         progress = False

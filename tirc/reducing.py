@@ -14,6 +14,7 @@ A signature is what must stay the same while the dump shrinks:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shlex
 import shutil
@@ -142,6 +143,10 @@ class Signature:
     error_type: str = ""
     pattern: str = ""
 
+    def at(self, output: int | None) -> "Signature":
+        """The signature with the failing output where the reducer has moved it."""
+        return self if output is None else dataclasses.replace(self, output=output)
+
     def matches(self, outcome: Outcome) -> bool:
         if self.kind == "mismatch":
             return outcome.kind == "mismatch" and outcome.output == self.output
@@ -212,7 +217,7 @@ def _reduce(args) -> int:
     log(f"reduce: {args.file}: {op_count(module)} ops, {first.describe()}")
     result = reduce_module(
         module,
-        lambda m: signature.matches(oracle.run(m)),
+        lambda m, output: signature.at(output).matches(oracle.run(m)),
         first.output if signature.kind == "mismatch" and first.output >= 0 else None,
         log,
     )

@@ -97,6 +97,9 @@ def test_the_failing_output_is_the_one_kept(dumps, tmp_path, capsys):
     module = reduced_module(tmp_path / "min.tir")
     assert any(op.op == "cos" for n in module.nodes for op in getattr(n, "body", ()))
     assert not any(op.op == "tanh" for n in module.nodes for op in getattr(n, "body", ()))
+    assert len(module.outputs) == 1  # output 1 alone, now output 0
+    code, err = run(capsys, "replay", "min.tir")
+    assert code == 1 and "output 0" in err
 
 
 def test_a_crash_reduces_and_keeps_its_exception(dumps, tmp_path, capsys):
