@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -67,21 +65,14 @@ def _diff_lines(text: str) -> list[str]:
 
 
 def _write_if_changed(path: Path, text: str) -> None:
-    """Write through a temporary file in the same directory and rename it, so an
-    interrupted update never leaves a half-written golden. An unchanged file is
-    left alone (its timestamp too)."""
-    data = text.encode("utf-8")
-    if path.exists() and path.read_bytes() == data:
+    """Write atomically (tirc's own writer: a temporary file renamed), so an
+    interrupted update never leaves a half-written golden. An unchanged file
+    is left alone (its timestamp too)."""
+    from tirc import write_atomic  # tirc's CLI imports repro: import it when used
+
+    if path.exists() and path.read_bytes() == text.encode("utf-8"):
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_atomic(path, text)
 
 
 # ---- CHECK lines -----------------------------------------------------------

@@ -25,7 +25,8 @@ _default_triton_interpreter()
 from ir_text import TircError  # noqa: E402
 
 from .api import CompiledProgram, compile  # noqa: E402
+from .dumps import write_atomic  # noqa: E402
 from .options import Options  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = ["compile", "CompiledProgram", "Options", "TircError", "__version__"]
+__all__ = ["compile", "CompiledProgram", "Options", "TircError", "__version__", "write_atomic"]
