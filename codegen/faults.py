@@ -1,5 +1,5 @@
 """A deliberate miscompile, for testing the repro tools (`--option
-inject_fault=codegen:miscompile[:OP]`): one body op of the module is rendered
+inject_fault=codegen:miscompile[:OP[:N]]`): one body op of the module is rendered
 as another op of the same shape, so the generated code differs from the IR
 while every dump stays as the pipeline made it. The fault is an option, and
 options are printed in every dump header, so a replay of any dump, or of a
@@ -46,16 +46,23 @@ def _eligible(op, wanted: str) -> bool:
     return all(is_float(v.type) for v in op.operands)
 
 
-def miscompiled(module: Module, wanted: str = "") -> Module:
-    """A copy of `module` with its first eligible body op (the first named
-    `wanted`, when given) replaced by its stand-in; `module` is unchanged."""
+def miscompiled(module: Module, wanted: str = "", nth: int = 1) -> Module:
+    """A copy of `module` with one body op replaced by its stand-in: the
+    first that has one, or the `nth` named `wanted` (in node order).
+    `module` is unchanged."""
     copy = parse(print_ir(module), "miscompile")
+    seen = 0
     for node in copy.nodes:
         if not isinstance(node, LoopNode):
             continue
         for op in node.body:
             if _eligible(op, wanted):
-                op.op = CORRUPTIONS[op.op]
-                return copy
-    what = f"no float '{wanted}' op" if wanted else "no float body op with a corruption"
+                seen += 1
+                if seen == nth:
+                    op.op = CORRUPTIONS[op.op]
+                    return copy
+    if not wanted:
+        what = "no float body op with a corruption"
+    else:
+        what = f"no float '{wanted}' op" if seen == 0 else f"only {seen} float '{wanted}' op(s), not {nth},"
     raise TircError(f"inject_fault=codegen:miscompile: the program has {what} to corrupt")

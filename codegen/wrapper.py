@@ -41,11 +41,11 @@ def _header(module: Module, backend: str, device: str) -> list[str]:
     return lines
 
 
-def generate(module: Module, backend: str, device: str, miscompile: str | None = None) -> str:
-    """The text of output_code.py for a memplan-stage module; `miscompile`
-    (an op name, or "" for any) injects a deliberate fault (faults.py)."""
+def generate(module: Module, backend: str, device: str, miscompile: tuple[str, int] | None = None) -> str:
+    """The text of output_code.py for a memplan-stage module; `miscompile`,
+    (op name or "" for any, n), injects a deliberate fault (faults.py)."""
     if miscompile is not None:
-        module = miscompiled(module, miscompile)
+        module = miscompiled(module, *miscompile)
     names = value_names(module)
     ids = identifiers(names)
     user_map = users(module)

@@ -32,8 +32,9 @@ class Options:
     # seed, and fail on any difference in the dumps or the generated code.
     check_determinism: bool = False
     # A deliberate fault, for testing the repro tools (docs/debugging.md):
-    # `PASS:crash` raises inside that pass; `codegen:miscompile[:OP]` corrupts
-    # one body op (the first, or the first named OP) in the generated code.
+    # `PASS:crash` raises inside that pass; `codegen:miscompile[:OP[:N]]`
+    # corrupts one body op in the generated code: the first one that has a
+    # corruption, or the first (N-th) named OP.
     inject_fault: str = ""
 
     def __post_init__(self):
@@ -110,19 +111,27 @@ def _convert(key: str, raw: str, kind: type):
 
 @dataclass(frozen=True)
 class Fault:
-    """An injected fault: `kind` "crash" in `stage`, or "miscompile" of the
-    first body op (named `op`, or any op with a corruption when empty)."""
+    """An injected fault: `kind` "crash" in `stage`, or "miscompile" of a body
+    op: the `nth` named `op`, or the first with a corruption when `op` is empty."""
 
     stage: str
     kind: str
     op: str = ""
+    nth: int = 1
 
 
 def parse_fault(text: str) -> Fault:
     parts = text.split(":")
-    usage = "inject_fault takes PASS:crash (PASS: " + ", ".join(FAULT_PASSES) + ") or codegen:miscompile[:OP]"
+    usage = (
+        "inject_fault takes PASS:crash (PASS: "
+        + ", ".join(FAULT_PASSES)
+        + ") or codegen:miscompile[:OP[:N]] (N: 1 or more)"
+    )
     if len(parts) == 2 and parts[0] in FAULT_PASSES and parts[1] == "crash":
         return Fault(parts[0], "crash")
-    if len(parts) in (2, 3) and parts[:2] == ["codegen", "miscompile"]:
-        return Fault("codegen", "miscompile", parts[2] if len(parts) == 3 else "")
+    if 2 <= len(parts) <= 4 and parts[:2] == ["codegen", "miscompile"]:
+        op = parts[2] if len(parts) > 2 else ""
+        nth = parts[3] if len(parts) > 3 else "1"
+        if (op or len(parts) == 2) and nth.isdigit() and int(nth) >= 1:
+            return Fault("codegen", "miscompile", op, int(nth))
     raise TircError(f"{usage}, got '{text}'")

@@ -3,8 +3,8 @@
     python tests/acceptance/repro.py [PROBLEM.py ...]   (make acceptance-repro)
 
 For each model (default: problems/models and problems/models2):
-- miscompile: compile with `--option inject_fault=codegen:miscompile[:OP]`
-  (the first corruptible op, and the last loop node's), dump every stage;
+- miscompile: compile with `--option inject_fault=codegen:miscompile[:OP:N]`
+  (the first corruptible op, and the last one), dump every stage;
   `tirc reduce DUMP --until mismatch` on the capture, lower, fusion and
   memplan dumps, timed; the reduced dump must hold at most 5 ops, replay to a
   mismatch in output 0, and round-trip byte for byte (`tirc fmt --check`);
@@ -44,10 +44,9 @@ def tirc(*args, cwd=None) -> subprocess.CompletedProcess:
     )
 
 
-def late_corruptible_op(lower: Path) -> str | None:
-    """An op name that only one body op of the program carries, as late in it
-    as there is one: `codegen:miscompile:OP` corrupts the first op named OP,
-    so a unique name places the fault deep in the model."""
+def late_fault(lower: Path) -> str | None:
+    """`codegen:miscompile:OP:N` for the program's last corruptible body op
+    (the N-th named OP), so the fault sits deep in the model."""
     module = parse(lower.read_text(), str(lower))
     ops = [
         op.op
@@ -56,8 +55,7 @@ def late_corruptible_op(lower: Path) -> str | None:
         for op in node.body
         if op.op in CORRUPTIONS and all(is_float(v.type) for v in op.operands)
     ]
-    unique = [name for name in reversed(ops) if ops.count(name) == 1]
-    return unique[0] if unique else None
+    return f"codegen:miscompile:{ops[-1]}:{ops.count(ops[-1])}" if ops else None
 
 
 def error_line(text: str) -> str:
@@ -109,10 +107,9 @@ def miscompile_rows(problem: Path, work: Path) -> list[tuple[bool, str]]:
     if proc.returncode != 0:
         return [(False, f"{problem.stem:28} compile failed: {error_line(proc.stderr)}")]
     faults = {"codegen:miscompile": first}
-    op = late_corruptible_op(first / "02-lower.tir")
-    if op is not None:
+    fault = late_fault(first / "02-lower.tir")
+    if fault is not None:
         later = work / "later"
-        fault = f"codegen:miscompile:{op}"
         if (
             tirc(
                 "compile",

@@ -139,9 +139,16 @@ def test_a_miscompile_can_name_its_op(source, capsys):
     assert code == 1 and "mismatch" in err
     code, err = run(capsys, "compile", source, "--option", "inject_fault=codegen:miscompile:atan2")
     assert code == 2 and "no float 'atan2' op to corrupt" in err
+    # The N-th op of a name (softmax's x - max is the first `sub`); past the last one, an error.
+    code, err = run(capsys, "compile", source, "--check", "--option", "inject_fault=codegen:miscompile:sub:1")
+    assert code == 1 and "mismatch" in err
+    code, err = run(capsys, "compile", source, "--option", "inject_fault=codegen:miscompile:sub:9")
+    assert code == 2 and "float 'sub' op(s), not 9, to corrupt" in err
 
 
-@pytest.mark.parametrize("spec", ["fusion", "capture:crash", "codegen:miscompile:exp:1", "lower:hang"])
+@pytest.mark.parametrize(
+    "spec", ["fusion", "capture:crash", "codegen:miscompile:exp:0", "codegen:miscompile::2", "lower:hang"]
+)
 def test_a_bad_fault_is_a_clear_error(spec, source, capsys):
     code, err = run(capsys, "compile", source, "--option", f"inject_fault={spec}")
     assert code == 2 and "inject_fault takes PASS:crash" in err and "Traceback" not in err
