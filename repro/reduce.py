@@ -39,6 +39,8 @@ class Reduction:
     ops_after: int
     tests: int
     seconds: float
+    # Stopped by Ctrl-C: `module` is the smallest failing one found so far.
+    interrupted: bool = False
 
 
 class _Search:
@@ -49,27 +51,28 @@ class _Search:
         self.log = log
         self.tests = 0
 
-    def attempt(
-        self, what: str, build: Callable[..., Module | None], *args, smaller: bool = True, quiet: bool = False
-    ) -> bool:
+    def attempt(self, what: str, build: Callable[..., Module | None], *args, smaller: bool = True) -> bool:
         """Build a candidate, `build(*args)`, and keep it when it still fails
-        (and is smaller); `quiet`: the caller logs what it keeps."""
+        (and is smaller)."""
+        before = self.best
+        candidate = self.test(build, *args, against=before if smaller else None)
+        if candidate is None:
+            return False
+        self.best = candidate
+        self.log(f"reduce: [test {self.tests}] {what}: {_change(before, candidate)}")
+        return True
+
+    def test(self, build, *args, against: Module | None) -> Module | None:
+        """The candidate `build(*args)` when it is smaller than `against`
+        (None: any size) and still fails; None otherwise."""
         try:
             candidate = build(*args)
         except Exception:  # an edit the IR does not allow: not a candidate
-            return False
-        if candidate is None:
-            return False
-        before = self.best
-        if smaller and size(candidate) >= size(self.best):
-            return False
+            return None
+        if candidate is None or (against is not None and size(candidate) >= size(against)):
+            return None
         self.tests += 1
-        if not self.interesting(candidate, self.output):
-            return False
-        self.best = candidate
-        if not quiet:
-            self.log(f"reduce: [test {self.tests}] {what}: {_change(before, candidate)}")
-        return True
+        return candidate if self.interesting(candidate, self.output) else None
 
     # ---- 1. outputs
 
@@ -112,16 +115,15 @@ class _Search:
         lo, hi, found = 0, len(candidates), None
         while lo < hi:
             mid = (lo + hi) // 2
-            self.best = base
-            if self.attempt("re-root", edits.reroot, base, k, candidates[mid], quiet=True):
-                found, hi = (self.best, candidates[mid]), mid
+            candidate = self.test(edits.reroot, base, k, candidates[mid], against=base)
+            if candidate is not None:
+                # Kept at once: an interrupted search keeps the latest that failed.
+                self.best, found, hi = candidate, candidates[mid], mid
             else:
                 lo = mid + 1
         if found is None:
-            self.best = base
             return False
-        self.best = found[0]
-        self.log(f"reduce: [test {self.tests}] output {k} from item {found[1]}: {_change(base, self.best)}")
+        self.log(f"reduce: [test {self.tests}] output {k} from item {found}: {_change(base, self.best)}")
         return True
 
     # ---- 3. cut
@@ -234,14 +236,19 @@ def reduce_module(
     is the failure, kept while other outputs go."""
     started = time.monotonic()
     search = _Search(module, interesting, failing_output, log)
-    search.outputs()
     passes = (search.reroot, search.cut, search.forward, search.bodies, search.unfuse, search.shapes)
-    while True:
-        progress = False
-        for step in passes:
-            progress |= step()
-        if not progress:
-            break
+    interrupted = False
+    try:
+        search.outputs()
+        while any([step() for step in passes]):
+            pass
+    except KeyboardInterrupt:  # no lost work: the best candidate so far is kept
+        interrupted = True
     return Reduction(
-        search.best, op_count(module), op_count(search.best), search.tests, time.monotonic() - started
+        search.best,
+        op_count(module),
+        op_count(search.best),
+        search.tests,
+        time.monotonic() - started,
+        interrupted,
     )

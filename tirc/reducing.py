@@ -225,9 +225,10 @@ def _reduce(args) -> int:
     if print_ir(parse(text, str(output))) != text:  # the printer's own guarantee, checked
         raise RuntimeError("the reduced dump does not round-trip")
     write_reduced(output, result.module, args.file)
+    stopped = "interrupted; so far " if result.interrupted else ""
     print(
-        f"tirc: reduced {result.ops_before} -> {result.ops_after} ops ({result.tests} tests,"
+        f"tirc: {stopped}reduced {result.ops_before} -> {result.ops_after} ops ({result.tests} tests,"
         f" {result.seconds:.1f} s); wrote {output}; replay it with: tirc replay {output}",
         file=sys.stderr,
     )
-    return 0
+    return 2 if result.interrupted else 0

@@ -99,3 +99,21 @@ def test_shrink_infers_every_type_again(dumps):
     small = checked(edits.shrink(module, 37, 3))
     assert all(37 not in inp.value.type.shape for inp in small.inputs)
     assert all(37 not in r.type.shape for op in small.graph for r in op.results)
+
+
+def test_an_interrupted_reduction_keeps_its_best_candidate(dumps):
+    from repro import op_count, reduce_module
+
+    module = parse((dumps / "02-lower.tir").read_text(), "lower")
+    kept = []
+
+    def interesting(candidate, output):
+        if len(kept) == 2:
+            raise KeyboardInterrupt
+        kept.append(candidate)
+        return True
+
+    result = reduce_module(module, interesting)
+    assert result.interrupted and result.tests == 3
+    assert result.module is kept[-1] and op_count(result.module) < op_count(module)
+    checked(result.module)
