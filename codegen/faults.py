@@ -1,5 +1,5 @@
 """A deliberate miscompile, for testing the repro tools (`--option
-inject_fault=codegen:miscompile[:OP[:N]]`): one body op of the module is rendered
+inject_fault=codegen:miscompile[:OP[@LINE][:N]]`): one body op of the module is rendered
 as another op of the same shape, so the generated code differs from the IR
 while every dump stays as the pipeline made it. The fault is an option, and
 options are printed in every dump header, so a replay of any dump, or of a
@@ -46,14 +46,18 @@ def _eligible(op, wanted: str) -> bool:
     return all(is_float(v.type) for v in op.operands)
 
 
-def miscompiled(module: Module, wanted: str = "", nth: int = 1) -> Module:
+def miscompiled(module: Module, wanted: str = "", nth: int = 1, line: int | None = None) -> Module:
     """A copy of `module` with one body op replaced by its stand-in: the
-    first that has one, or the `nth` named `wanted` (in node order).
+    first that has one, or the `nth` named `wanted` (in node order), among
+    the nodes from source line `line` when given: a line names one place of
+    the model however much of the program around it a reducer removes.
     `module` is unchanged."""
     copy = parse(print_ir(module), "miscompile")
     seen = 0
     for node in copy.nodes:
-        if not isinstance(node, LoopNode):
+        if not isinstance(node, LoopNode) or (
+            line is not None and (node.loc is None or node.loc.line != line)
+        ):
             continue
         for op in node.body:
             if _eligible(op, wanted):
@@ -65,4 +69,5 @@ def miscompiled(module: Module, wanted: str = "", nth: int = 1) -> Module:
         what = "no float body op with a corruption"
     else:
         what = f"no float '{wanted}' op" if seen == 0 else f"only {seen} float '{wanted}' op(s), not {nth},"
+        what += f" on line {line}" if line is not None else ""
     raise TircError(f"inject_fault=codegen:miscompile: the program has {what} to corrupt")

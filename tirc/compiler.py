@@ -100,7 +100,9 @@ def compile_module(
     if final.stage != "memplan":
         return Compiled(final, None)
     fault = options.fault
-    miscompile = (fault.op, fault.nth) if fault is not None and fault.kind == "miscompile" else None
+    miscompile = (
+        (fault.op, fault.nth, fault.line) if fault is not None and fault.kind == "miscompile" else None
+    )
     code = run_pass(
         "codegen", final, options, repro, generate, final, options.backend, options.device, miscompile
     )

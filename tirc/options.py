@@ -32,9 +32,9 @@ class Options:
     # seed, and fail on any difference in the dumps or the generated code.
     check_determinism: bool = False
     # A deliberate fault, for testing the repro tools (docs/debugging.md):
-    # `PASS:crash` raises inside that pass; `codegen:miscompile[:OP[:N]]`
+    # `PASS:crash` raises inside that pass; `codegen:miscompile[:OP[@LINE][:N]]`
     # corrupts one body op in the generated code: the first one that has a
-    # corruption, or the first (N-th) named OP.
+    # corruption, or the first (N-th) named OP (in nodes from source line LINE).
     inject_fault: str = ""
 
     def __post_init__(self):
@@ -112,12 +112,14 @@ def _convert(key: str, raw: str, kind: type):
 @dataclass(frozen=True)
 class Fault:
     """An injected fault: `kind` "crash" in `stage`, or "miscompile" of a body
-    op: the `nth` named `op`, or the first with a corruption when `op` is empty."""
+    op: the `nth` named `op` (of the nodes from source line `line`, when
+    given), or the first with a corruption when `op` is empty."""
 
     stage: str
     kind: str
     op: str = ""
     nth: int = 1
+    line: int | None = None
 
 
 def parse_fault(text: str) -> Fault:
@@ -125,13 +127,14 @@ def parse_fault(text: str) -> Fault:
     usage = (
         "inject_fault takes PASS:crash (PASS: "
         + ", ".join(FAULT_PASSES)
-        + ") or codegen:miscompile[:OP[:N]] (N: 1 or more)"
+        + ") or codegen:miscompile[:OP[@LINE][:N]] (LINE, N: 1 or more)"
     )
     if len(parts) == 2 and parts[0] in FAULT_PASSES and parts[1] == "crash":
         return Fault(parts[0], "crash")
     if 2 <= len(parts) <= 4 and parts[:2] == ["codegen", "miscompile"]:
-        op = parts[2] if len(parts) > 2 else ""
+        op, at, line = (parts[2] if len(parts) > 2 else "").partition("@")
         nth = parts[3] if len(parts) > 3 else "1"
-        if (op or len(parts) == 2) and nth.isdigit() and int(nth) >= 1:
-            return Fault("codegen", "miscompile", op, int(nth))
+        numbers_ok = nth.isdigit() and int(nth) >= 1 and (not at or (line.isdigit() and int(line) >= 1))
+        if (op or len(parts) == 2) and numbers_ok:
+            return Fault("codegen", "miscompile", op, int(nth), int(line) if at else None)
     raise TircError(f"{usage}, got '{text}'")

@@ -4,7 +4,8 @@
 
 For each model (default: problems/models and problems/models2):
 - miscompile: compile with `--option inject_fault=codegen:miscompile[:OP:N]`
-  (the first corruptible op, and the last one), dump every stage;
+  (the first corruptible op, and the last one), dump every stage with
+  `--save-inputs`;
   `tirc reduce DUMP --until mismatch` on the capture, lower, fusion and
   memplan dumps, timed; the reduced dump must hold at most 5 ops, replay to a
   mismatch in output 0, and round-trip byte for byte (`tirc fmt --check`);
@@ -45,17 +46,21 @@ def tirc(*args, cwd=None) -> subprocess.CompletedProcess:
 
 
 def late_fault(lower: Path) -> str | None:
-    """`codegen:miscompile:OP:N` for the program's last corruptible body op
-    (the N-th named OP), so the fault sits deep in the model."""
+    """`codegen:miscompile:OP@LINE` for the program's last corruptible body op,
+    so the fault sits deep in the model and stays on its source line while
+    the reducer removes the rest (`:N` counts among that line's ops)."""
     module = parse(lower.read_text(), str(lower))
     ops = [
-        op.op
+        (op.op, node.loc.line)
         for node in module.nodes
-        if isinstance(node, LoopNode)
+        if isinstance(node, LoopNode) and node.loc is not None
         for op in node.body
         if op.op in CORRUPTIONS and all(is_float(v.type) for v in op.operands)
     ]
-    return f"codegen:miscompile:{ops[-1]}:{ops.count(ops[-1])}" if ops else None
+    if not ops:
+        return None
+    name, line = ops[-1]
+    return f"codegen:miscompile:{name}@{line}:{ops.count(ops[-1])}"
 
 
 def error_line(text: str) -> str:
@@ -92,37 +97,26 @@ def reduce_row(name: str, fault: str, dump: Path, work: Path) -> tuple[bool, str
     )
 
 
+def dumps_with_fault(problem: Path, directory: Path, fault: str) -> subprocess.CompletedProcess:
+    # --save-inputs: the dumps replay on the model's real values. Seeded N(0, 1)
+    # values would give a BatchNorm negative variances, NaNs everywhere, and
+    # NaN matches NaN: a miscompile would hide.
+    return tirc(
+        "compile", problem, "--save-inputs", "--dump-after=all", "--dump-dir", directory,
+        "--option", f"inject_fault={fault}",
+    )  # fmt: skip
+
+
 def miscompile_rows(problem: Path, work: Path) -> list[tuple[bool, str]]:
     rows = []
     first = work / "first"
-    proc = tirc(
-        "compile",
-        problem,
-        "--dump-after=all",
-        "--dump-dir",
-        first,
-        "--option",
-        "inject_fault=codegen:miscompile",
-    )
+    proc = dumps_with_fault(problem, first, "codegen:miscompile")
     if proc.returncode != 0:
         return [(False, f"{problem.stem:28} compile failed: {error_line(proc.stderr)}")]
     faults = {"codegen:miscompile": first}
     fault = late_fault(first / "02-lower.tir")
-    if fault is not None:
-        later = work / "later"
-        if (
-            tirc(
-                "compile",
-                problem,
-                "--dump-after=all",
-                "--dump-dir",
-                later,
-                "--option",
-                f"inject_fault={fault}",
-            ).returncode
-            == 0
-        ):
-            faults[fault] = later
+    if fault is not None and dumps_with_fault(problem, work / "later", fault).returncode == 0:
+        faults[fault] = work / "later"
     for fault, directory in faults.items():
         if tirc("replay", directory / "02-lower.tir").returncode == 0:
             # A corrupted op whose effect stays within tolerance (x + 1e-6 as x - 1e-6).

@@ -144,10 +144,23 @@ def test_a_miscompile_can_name_its_op(source, capsys):
     assert code == 1 and "mismatch" in err
     code, err = run(capsys, "compile", source, "--option", "inject_fault=codegen:miscompile:sub:9")
     assert code == 2 and "float 'sub' op(s), not 9, to corrupt" in err
+    # A source line: `sigmoid(y) - x` is the only `sub` of line 7 (softmax's is on line 6).
+    code, err = run(capsys, "compile", source, "--check", "--option", "inject_fault=codegen:miscompile:sub@7")
+    assert code == 1 and "output 0" in err
+    code, err = run(capsys, "compile", source, "--option", "inject_fault=codegen:miscompile:sub@5")
+    assert code == 2 and "no float 'sub' op on line 5 to corrupt" in err
 
 
 @pytest.mark.parametrize(
-    "spec", ["fusion", "capture:crash", "codegen:miscompile:exp:0", "codegen:miscompile::2", "lower:hang"]
+    "spec",
+    [
+        "fusion",
+        "capture:crash",
+        "codegen:miscompile:exp:0",
+        "codegen:miscompile::2",
+        "codegen:miscompile:exp@x",
+        "lower:hang",
+    ],
 )
 def test_a_bad_fault_is_a_clear_error(spec, source, capsys):
     code, err = run(capsys, "compile", source, "--option", f"inject_fault={spec}")
