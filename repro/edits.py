@@ -36,6 +36,7 @@ from .program import (
     new_input,
     reads,
     replace_uses,
+    set_items,
 )
 
 # Ops of a loop body that are structure, not computation.
@@ -117,11 +118,7 @@ def cut(module: Module, cut_items: list[int]) -> Module:
     mapping = {id(r): new_input(m, r) for item in doomed for r in item.results}
     replace_uses(m, mapping)
     doomed_ids = {id(item) for item in doomed}
-    kept = [item for item in items(m) if id(item) not in doomed_ids]
-    if m.stage == "capture":
-        m.graph = kept
-    else:
-        m.nodes = kept
+    set_items(m, [item for item in items(m) if id(item) not in doomed_ids])
     return _finish(m)
 
 
