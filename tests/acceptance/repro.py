@@ -46,9 +46,11 @@ def tirc(*args, cwd=None) -> subprocess.CompletedProcess:
 
 
 def late_fault(lower: Path) -> str | None:
-    """`codegen:miscompile:OP@LINE` for the program's last corruptible body op,
-    so the fault sits deep in the model and stays on its source line while
-    the reducer removes the rest (`:N` counts among that line's ops)."""
+    """`codegen:miscompile:OP@LINE` for the first corruptible op of the last
+    source line that has one: deep in the model, and stable while the
+    reducer removes the program around it (an ordinal `:N` would make it
+    keep N ops of that name; without one, the fault moves to the next op
+    of that name and line when its op goes, and stays a fault)."""
     module = parse(lower.read_text(), str(lower))
     ops = [
         (op.op, node.loc.line)
@@ -59,8 +61,9 @@ def late_fault(lower: Path) -> str | None:
     ]
     if not ops:
         return None
-    name, line = ops[-1]
-    return f"codegen:miscompile:{name}@{line}:{ops.count(ops[-1])}"
+    last_line = ops[-1][1]
+    name = next(name for name, line in ops if line == last_line)
+    return f"codegen:miscompile:{name}@{last_line}"
 
 
 def error_line(text: str) -> str:
