@@ -136,18 +136,19 @@ def forward(module: Module, item: int) -> Module | None:
     return _finish(m)
 
 
-def bypass_body_ops(module: Module, node: int, ops: list[int]) -> Module | None:
-    """In loop node `node`, each of body ops `ops` is replaced by its first
-    operand of the same dtype (the op is skipped)."""
+def bypass_body_ops(module: Module, node: int, ops: list[int], choice: int = 0) -> Module | None:
+    """In loop node `node`, each of body ops `ops` is replaced by its operand
+    of the same dtype (the first, or the `choice`-th: `where(c, a, b)` may
+    become `a` or `b`), so the op is skipped."""
     m = copy_module(module)
     target = m.nodes[node]
     mapping = {}
     for k in ops:
         op = target.body[k]
         same = [v for v in op.operands if v.type == op.result.type]
-        if not same:
+        if len(same) <= choice:
             return None
-        mapping[id(op.result)] = mapping.get(id(same[0]), same[0])
+        mapping[id(op.result)] = mapping.get(id(same[choice]), same[choice])
     for op in target.body:
         op.operands = tuple(mapping.get(id(v), v) for v in op.operands)
     drop_dead_body_ops(target)

@@ -11,7 +11,9 @@ The passes, repeated until none makes progress:
 3. cut: replace what the output's producer reads by new inputs, all at once,
    then in halving chunks (ddmin), so what comes before goes;
 4. forward: delete an item by reading one of its operands instead;
-5. bodies: skip computing body ops of loop nodes, in halving chunks;
+5. bodies: skip computing body ops of loop nodes (each becomes its first
+   operand of the same dtype), in halving chunks; then one at a time for
+   the second operand;
 6. unfuse: split fused kernels into one kernel per node (fusion, memplan);
 7. shapes (capture stage): each input size becomes 1, or 3, or half of
    itself, with result types inferred again.
@@ -156,6 +158,21 @@ class _Search:
                 functools.partial(_body_ops, n),
                 functools.partial(_bypass, n),
             )
+            changed |= self._other_operands(n)
+        return changed
+
+    def _other_operands(self, n: int) -> bool:
+        """Skip single body ops for their second operand instead of the first."""
+        changed = False
+        position = 0
+        while position < len(ops := _body_ops(n, self.best)):
+            k = ops[position]
+            if self.attempt(
+                f"skip body op {k} of node {n} (second operand)", edits.bypass_body_ops, self.best, n, [k], 1
+            ):
+                changed = True
+            else:
+                position += 1
         return changed
 
     # ---- 6. unfuse
