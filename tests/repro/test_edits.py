@@ -60,9 +60,10 @@ def test_every_edit_keeps_a_valid_dump(stage, dumps):
     candidates += [edits.forward(module, k) for k in range(n)]
     if module.stage != "capture":
         candidates += [
-            edits.bypass_body_ops(module, k, edits.bypassable_ops(node)[:1])
+            edits.bypass_body_ops(module, k, edits.bypassable_ops(node)[:1], choice)
             for k, node in enumerate(module.nodes)
             if edits.bypassable_ops(node)
+            for choice in (0, 1)
         ]
     else:
         candidates.append(edits.shrink(module, 37, 3))
