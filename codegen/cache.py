@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
@@ -22,6 +23,7 @@ from ir_text import TircError
 
 CXX_FLAGS = (
     "-O3",
+    "-pipe",
     "-march=native",
     "-fopenmp",
     "-shared",
@@ -31,6 +33,25 @@ CXX_FLAGS = (
     # No fused multiply-add across statements: results must round where the IR says.
     "-ffp-contract=off",
 )
+
+
+@functools.lru_cache(maxsize=None)
+def vector_math_flags() -> tuple[str, ...]:
+    """glibc's libmvec (2.35 or newer on x86-64 has every function the
+    prelude declares) gives vectorized exp, log, erf, tanh...; elsewhere the
+    scalar libm functions are called."""
+    libc, version = platform.libc_ver()
+    try:
+        new_enough = tuple(int(p) for p in version.split(".")[:2]) >= (2, 35)
+    except ValueError:
+        new_enough = False
+    if platform.machine() in ("x86_64", "AMD64") and libc == "glibc" and new_enough:
+        return ("-DTIRC_LIBMVEC", "-lmvec")
+    return ()
+
+
+def flags() -> tuple[str, ...]:
+    return CXX_FLAGS + vector_math_flags()
 
 
 def cache_dir() -> Path:
@@ -54,7 +75,7 @@ def compiler_identity(cxx: str) -> str:
 def build_shared_object(source: str) -> Path:
     """The path of a shared object built from `source`, compiling it if not cached."""
     cxx = compiler()
-    key = hashlib.sha256("\0".join([source, compiler_identity(cxx), *CXX_FLAGS]).encode()).hexdigest()[:32]
+    key = hashlib.sha256("\0".join([source, compiler_identity(cxx), *flags()]).encode()).hexdigest()[:32]
     directory = cache_dir() / "cpp" / key[:2]
     target = directory / f"{key}.so"
     if target.exists():
@@ -68,7 +89,9 @@ def build_shared_object(source: str) -> Path:
             src.write_text(source)
             out = Path(tmp) / "kernels.so"
             result = subprocess.run(
-                [cxx, *CXX_FLAGS, str(src), "-o", str(out)], capture_output=True, text=True
+                [cxx, *CXX_FLAGS, str(src), "-o", str(out), *vector_math_flags()],
+                capture_output=True,
+                text=True,
             )
             if result.returncode != 0:
                 lines = result.stderr.strip().splitlines() or ["(no output)"]

@@ -1,229 +1,65 @@
-"""C++ kernels: one loop nest per fused kernel, OpenMP across the outer loop.
+"""C++ kernels: one function per fused kernel, written for g++ to vectorize.
 
-Op spellings are a table of templates; reduced-precision floats use
-`_Float16` and a small bfloat16 struct, and are computed in float32 (the
-lowering inserts the casts).
+Three loop shapes (see docs/design-notes.md, "C++ kernels"):
+- pointwise: the innermost loop is `#pragma omp simd`; OpenMP runs across
+  the outer loops collapsed, or across chunks of the innermost loop when
+  the outer ones are too few;
+- rows: a reduction along the contiguous dimension; per row, passes over the
+  r-variables whose innermost loop is `#pragma omp simd reduction(...)`, so
+  accumulators live in vector registers (sums are reassociated across lanes);
+- lanes: a reduction along a strided dimension (a column sum); a block of
+  LANES adjacent rows is processed together, each row's values held in a
+  small array, so the loop over the block is the contiguous vector loop.
+Reduced-precision floats use `_Float16` and a small bfloat16 struct and are
+computed in float32 (the lowering inserts the casts).
 """
 
 from __future__ import annotations
 
-from ir_text import IndexStyle, render_index
+from dataclasses import dataclass
 
-from .kernel_plan import Compute, KernelPlan, Load, Loop, Reduce, Scan, Store
+import sympy
 
-C_TYPES = {
-    "b8": "bool",
-    "u8": "uint8_t",
-    "i8": "int8_t",
-    "i16": "int16_t",
-    "i32": "int32_t",
-    "i64": "int64_t",
-    "f16": "_Float16",
-    "bf16": "tirc_bf16",
-    "f32": "float",
-    "f64": "double",
-}
+from ir_text import render_index
 
-# Parallelise the outer loop only when there is enough work to pay for the threads.
+from .cpp_ops import C_TYPES, COMBINE, CPP_INDEX, SIMD_REDUCTION, SUPPORTED_OPS, expr, identity
+from .cpp_prelude import MATH_FUNCTIONS, PRELUDE
+from .kernel_plan import Compute, KernelPlan, Load, Loop, Reduce, Scan, Store, uses
+
+__all__ = ["PRELUDE", "SUPPORTED_OPS", "render_kernel", "render_source"]
+
+# Parallelise only when there is enough work to pay for waking the threads.
 PARALLEL_MIN_NUMEL = 32768
-
-CPP_INDEX = IndexStyle(
-    floordiv="tirc_floordiv<int64_t>({}, {})",
-    mod="tirc_remainder<int64_t>({}, {})",
-    min="std::min<int64_t>({}, {})",
-    max="std::max<int64_t>({}, {})",
-)
-
-PRELUDE = r"""#include <cmath>
-#include <cstdint>
-#include <algorithm>
-#include <cstring>
-#include <limits>
-#include <type_traits>
-
-// bfloat16 storage: conversions round to nearest even, as PyTorch does.
-struct tirc_bf16 {
-  uint16_t bits;
-  tirc_bf16() = default;
-  tirc_bf16(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) { bits = 0x7fc0; return; }
-    u += 0x7fffu + ((u >> 16) & 1u);
-    bits = (uint16_t)(u >> 16);
-  }
-  operator float() const {
-    uint32_t u = (uint32_t)bits << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
-};
-
-// NaN-propagating max/min, as torch.maximum/minimum.
-template <typename T> static inline T tirc_maximum(T a, T b) {
-  if (a != a) return a;
-  if (b != b) return b;
-  return a > b ? a : b;
-}
-template <typename T> static inline T tirc_minimum(T a, T b) {
-  if (a != a) return a;
-  if (b != b) return b;
-  return a < b ? a : b;
-}
-// Python's floor division and modulo (the sign of the divisor).
-template <typename T> static inline T tirc_floordiv(T a, T b) {
-  if constexpr (std::is_floating_point<T>::value) {
-    return std::floor(a / b);
-  } else {
-    T q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-  }
-}
-template <typename T> static inline T tirc_remainder(T a, T b) {
-  if constexpr (std::is_floating_point<T>::value) {
-    T r = std::fmod(a, b);
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-  } else {
-    T r = a % b;
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-  }
-}
-// pow: integers by squaring with wrap-around (as PyTorch); a negative exponent
-// gives 0 except for bases 1 and -1.
-template <typename T> static inline T tirc_pow(T a, T b) {
-  if constexpr (std::is_floating_point<T>::value) {
-    return std::pow(a, b);
-  } else {
-    if (b < 0) return a == 1 ? T(1) : (a == T(-1) ? ((b & 1) ? T(-1) : T(1)) : T(0));
-    using W = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
-    W result = 1, base = (W)a;
-    for (W e = (W)b; e; e >>= 1) {
-      if (e & 1) result *= base;
-      base *= base;
-    }
-    return (T)result;
-  }
-}
-// Reduction identities, and the comparisons of argmax/argmin: the first
-// NaN wins, then the first extreme value (as ATen).
-template <typename T> static inline T tirc_lowest() {
-  if constexpr (std::is_floating_point<T>::value) return -INFINITY;
-  else return std::numeric_limits<T>::lowest();
-}
-template <typename T> static inline T tirc_highest() {
-  if constexpr (std::is_floating_point<T>::value) return INFINITY;
-  else return std::numeric_limits<T>::max();
-}
-template <typename T> static inline bool tirc_better_max(T v, T best) {
-  return v > best || (v != v && best == best);
-}
-template <typename T> static inline bool tirc_better_min(T v, T best) {
-  return v < best || (v != v && best == best);
-}
-template <typename T> static inline T tirc_sign(T a) { return (T)((T(0) < a) - (a < T(0))); }
-template <typename T> static inline T tirc_round(T a) {
-  if constexpr (std::is_floating_point<T>::value) return std::nearbyint(a);
-  else return a;
-}
-"""
-
-_OPS = {
-    "neg": "(-{0})",
-    "abs": "std::abs({0})",
-    "floor": "std::floor({0})",
-    "ceil": "std::ceil({0})",
-    "round": "tirc_round({0})",
-    "trunc": "std::trunc({0})",
-    "sign": "tirc_sign({0})",
-    "reciprocal": "(1 / {0})",
-    "exp": "std::exp({0})",
-    "exp2": "std::exp2({0})",
-    "expm1": "std::expm1({0})",
-    "log": "std::log({0})",
-    "log2": "std::log2({0})",
-    "log10": "std::log10({0})",
-    "log1p": "std::log1p({0})",
-    "sqrt": "std::sqrt({0})",
-    "rsqrt": "(1 / std::sqrt({0}))",
-    "sin": "std::sin({0})",
-    "cos": "std::cos({0})",
-    "tan": "std::tan({0})",
-    "asin": "std::asin({0})",
-    "acos": "std::acos({0})",
-    "atan": "std::atan({0})",
-    "sinh": "std::sinh({0})",
-    "cosh": "std::cosh({0})",
-    "tanh": "std::tanh({0})",
-    "sigmoid": "(1 / (1 + std::exp(-{0})))",
-    "erf": "std::erf({0})",
-    "add": "({0} + {1})",
-    "sub": "({0} - {1})",
-    "mul": "({0} * {1})",
-    "truediv": "({0} / {1})",
-    "maximum": "tirc_maximum({0}, {1})",
-    "minimum": "tirc_minimum({0}, {1})",
-    "pow": "tirc_pow({0}, {1})",
-    "atan2": "std::atan2({0}, {1})",
-    "floor_divide": "tirc_floordiv({0}, {1})",
-    "remainder": "tirc_remainder({0}, {1})",
-    "bitwise_and": "({0} & {1})",
-    "bitwise_or": "({0} | {1})",
-    "bitwise_xor": "({0} ^ {1})",
-    "bitwise_not": "(~{0})",
-    "eq": "({0} == {1})",
-    "ne": "({0} != {1})",
-    "lt": "({0} < {1})",
-    "le": "({0} <= {1})",
-    "gt": "({0} > {1})",
-    "ge": "({0} >= {1})",
-    "logical_and": "((bool){0} && (bool){1})",
-    "logical_or": "((bool){0} || (bool){1})",
-    "logical_xor": "((bool){0} != (bool){1})",
-    "logical_not": "(!{0})",
-    "isnan": "({0} != {0})",
-    "where": "({0} ? {1} : {2})",
-    "to_dtype": "static_cast<{dtype}>({0})",
-    "indirect": "({0} < 0 ? {0} + {size} : {0})",
-}
-# Spellings that depend on the operand dtype.
-_BOOL_OPS = {
-    "bitwise_not": "(!{0})",
-    "bitwise_and": "({0} && {1})",
-    "bitwise_or": "({0} || {1})",
-    "bitwise_xor": "({0} != {1})",
-}
-SUPPORTED_OPS = frozenset(_OPS) | {"load", "store", "constant", "index", "reduce", "scan"}
+# A pointwise kernel whose outer loops have fewer iterations than this runs
+# its innermost loop in chunks of CHUNK elements across the threads.
+MIN_PARALLEL_ROWS = 64
+CHUNK = 8192
+# Rows per block in the lanes shape: four AVX-512 vectors of float32.
+LANES = 64
 
 
-def _literal(value, dtype: str) -> str:
-    if dtype == "b8":
-        return "true" if value else "false"
-    if isinstance(value, float):
-        if value != value:
-            return "NAN"
-        if value in (float("inf"), float("-inf")):
-            return "INFINITY" if value > 0 else "-INFINITY"
-        return f"{C_TYPES[dtype]}({value!r})"
-    if dtype == "i64":
-        return f"INT64_C({value})"
-    return f"{C_TYPES[dtype]}({value})"
+def render_source(plans: list[KernelPlan]) -> str:
+    return PRELUDE + "\n" + "\n\n".join(render_kernel(p) for p in plans) + "\n"
 
 
-def _expr(stmt: Compute, dtypes: dict[str, str]) -> str:
-    if stmt.op == "constant":
-        return _literal(dict(stmt.attrs)["value"], stmt.dtype)
-    if stmt.op == "index":
-        return render_index(dict(stmt.attrs)["index"], CPP_INDEX)
-    if stmt.op == "indirect":
-        return _OPS["indirect"].format(stmt.args[0], size=f"INT64_C({dict(stmt.attrs)['size']})")
-    operand_dtype = dtypes.get(stmt.args[0]) if stmt.args else None
-    template = _BOOL_OPS.get(stmt.op) if operand_dtype == "b8" else None
-    template = template or _OPS[stmt.op]
-    return template.format(*stmt.args, dtype=C_TYPES[stmt.dtype])
+def render_kernel(plan: KernelPlan, linkage: str = 'extern "C"') -> str:
+    if plan.nests:
+        return _render_nests(plan)
+    lines = _signature(plan, linkage)
+    scan = next((s for s in plan.statements if isinstance(s, Scan)), None)
+    if scan is not None:
+        _scan_body(plan, scan, lines)
+    elif not plan.loops:
+        _pointwise_body(plan, lines)
+    elif _lane_dim(plan) is not None:
+        _lanes_body(plan, _lane_dim(plan), lines)
+    else:
+        _rows_body(plan, lines)
+    lines.append("}")
+    return "\n".join(lines)
 
 
-def _signature(plan: KernelPlan, linkage: str = 'extern "C"') -> list[str]:
+def _signature(plan: KernelPlan, linkage: str) -> list[str]:
     params = []
     for k, (name, dtype) in enumerate(plan.params):
         const = "const " if k < plan.num_inputs else ""
@@ -235,6 +71,17 @@ def _signature(plan: KernelPlan, linkage: str = 'extern "C"') -> list[str]:
     ]
 
 
+def _render_nests(plan: KernelPlan) -> str:
+    """A kernel of several loop nests: one function per nest, and the
+    kernel's entry point calling them in order (one launch from Python)."""
+    parts = [render_kernel(nest, "static") for nest in plan.nests]
+    lines = _signature(plan, 'extern "C"')
+    for nest in plan.nests:
+        lines.append(f"  {nest.name}({', '.join('p_' + name for name, _ in nest.params)});")
+    lines.append("}")
+    return "\n\n".join(parts + ["\n".join(lines)])
+
+
 def _numel(sizes) -> int:
     n = 1
     for s in sizes:
@@ -243,115 +90,221 @@ def _numel(sizes) -> int:
 
 
 class _Body:
-    """Renders statements at a given indentation, tracking each variable's dtype."""
+    """Renders statements, tracking each variable's dtype; variables in
+    `arrays` hold one value per lane (the lanes shape) and are indexed."""
 
-    def __init__(self, lines: list[str]):
+    def __init__(self, lines: list[str], arrays: frozenset[str] = frozenset()):
         self.lines = lines
+        self.arrays = arrays
         self.dtypes: dict[str, str] = {}
+
+    def ref(self, var: str) -> str:
+        return f"{var}[lane]" if var in self.arrays else var
+
+    def define(self, var: str, dtype: str, text: str, pad: str) -> None:
+        if var in self.arrays:
+            self.lines.append(f"{pad}{var}[lane] = {text};")
+        else:
+            self.lines.append(f"{pad}{C_TYPES[dtype]} {var} = {text};")
+        self.dtypes[var] = dtype
 
     def statement(self, stmt, pad: str) -> None:
         if isinstance(stmt, Load):
-            index = render_index(stmt.index, CPP_INDEX)
-            self.lines.append(f"{pad}{C_TYPES[stmt.dtype]} {stmt.var} = p_{stmt.source}[{index}];")
+            self.define(stmt.var, stmt.dtype, f"p_{stmt.source}[{render_index(stmt.index, CPP_INDEX)}]", pad)
         elif isinstance(stmt, Compute):
-            self.lines.append(f"{pad}{C_TYPES[stmt.dtype]} {stmt.var} = {_expr(stmt, self.dtypes)};")
+            self.define(stmt.var, stmt.dtype, expr(stmt, self.dtypes, self.ref), pad)
         elif isinstance(stmt, Store):
             index = render_index(stmt.index, CPP_INDEX)
-            self.lines.append(f"{pad}p_{stmt.target}[{index}] = {stmt.var};")
-            return
-        self.dtypes[stmt.var] = stmt.dtype
+            self.lines.append(f"{pad}p_{stmt.target}[{index}] = {self.ref(stmt.var)};")
+        elif isinstance(stmt, _Keep):
+            self.lines.append(f"{pad}row_{stmt.var}[{stmt.index}] = {stmt.var};")
+        elif isinstance(stmt, _Reload):
+            self.define(stmt.var, stmt.dtype, f"row_{stmt.var}[{stmt.index}]", pad)
 
 
-def _open_loops(lines, names_sizes, depth: int, parallel: bool) -> int:
-    for k, (name, size) in enumerate(names_sizes):
+def _split(names_sizes):
+    """Loops of one iteration become constants; the others stay loops."""
+    names_sizes = list(names_sizes)
+    consts = [name for name, size in names_sizes if size == 1]
+    loops = [(name, size) for name, size in names_sizes if size != 1]
+    return consts, loops
+
+
+def _constants(lines, names, pad: str) -> None:
+    for name in names:
+        lines.append(f"{pad}const int64_t {name} = 0;")
+
+
+def _open(lines, loops, depth: int, pragma: str | None = None) -> int:
+    """Nested `for` loops; `pragma` goes before the first."""
+    for k, (name, size) in enumerate(loops):
         pad = "  " * depth
-        if k == 0 and parallel:
-            lines.append(f"{pad}#pragma omp parallel for")
+        if k == 0 and pragma:
+            lines.append(f"{pad}#pragma {pragma}")
         lines.append(f"{pad}for (int64_t {name} = 0; {name} < {size}; ++{name}) {{")
         depth += 1
     return depth
 
 
-def _close_loops(lines, depth: int, count: int) -> int:
+def _close(lines, depth: int, count: int) -> int:
     for _ in range(count):
         depth -= 1
         lines.append("  " * depth + "}")
     return depth
 
 
-def render_kernel(plan: KernelPlan, linkage: str = 'extern "C"') -> str:
-    if plan.nests:
-        return _render_nests(plan)
-    lines = _signature(plan, linkage)
-    scan = next((s for s in plan.statements if isinstance(s, Scan)), None)
-    if scan is not None:
-        _scan_body(plan, scan, lines)
-    else:
-        _row_body(plan, lines)
-    lines.append("}")
-    return "\n".join(lines)
+def _parallel(loops: int) -> str:
+    return "omp parallel for" + (f" collapse({loops})" if loops > 1 else "")
 
 
-def _render_nests(plan: KernelPlan) -> str:
-    """A kernel of several loop nests: one function per nest, and the
-    kernel's entry point calling them in order (one launch from Python)."""
-    parts = [render_kernel(nest, "static") for nest in plan.nests]
-    lines = _signature(plan)
-    for nest in plan.nests:
-        lines.append(f"  {nest.name}({', '.join('p_' + name for name, _ in nest.params)});")
-    lines.append("}")
-    return "\n\n".join(parts + ["\n".join(lines)])
-
-
-def _row_body(plan: KernelPlan, lines: list[str]) -> None:
-    """Loops over the rows (OpenMP across the outer one); per row, the plan's
-    steps: statements, and passes over the r-variables that accumulate."""
-    outer = [(f"i{k}", s) for k, s in enumerate(plan.ranges)]
-    total = _numel(plan.ranges) * _numel(plan.reduction)
-    parallel = len(outer) > 0 and _numel(plan.ranges) > 1 and total >= PARALLEL_MIN_NUMEL
-    depth = _open_loops(lines, outer, 1, parallel)
+def _pointwise_body(plan: KernelPlan, lines: list[str]) -> None:
+    """The outer loops run across threads (collapsed); the innermost is the
+    vector loop, split into chunks across threads when the outer loops are
+    too few to share out."""
+    consts, loops = _split((f"i{k}", s) for k, s in enumerate(plan.ranges))
+    _constants(lines, consts, "  ")
     body = _Body(lines)
-    for step in plan.steps:
+    if not loops:
+        for stmt in plan.steps:
+            body.statement(stmt, "  ")
+        return
+    outer, (inner, size) = loops[:-1], loops[-1]
+    parallel = _numel(plan.ranges) >= PARALLEL_MIN_NUMEL
+    chunked = parallel and _numel(s for _, s in outer) < MIN_PARALLEL_ROWS and size > CHUNK
+    nest = outer + ([(f"{inner}_chunk", -(-size // CHUNK))] if chunked else [])
+    depth = _open(lines, nest, 1, _parallel(len(nest)) if parallel and nest else None)
+    pad = "  " * depth
+    start, end = "0", str(size)
+    if chunked:
+        start, end = f"{inner}_chunk * {CHUNK}", f"{inner}_end"
+        lines.append(f"{pad}const int64_t {end} = tirc_min_i64({start} + {CHUNK}, {size});")
+    lines.append(f"{pad}#pragma omp simd")
+    lines.append(f"{pad}for (int64_t {inner} = {start}; {inner} < {end}; ++{inner}) {{")
+    for stmt in plan.steps:
+        body.statement(stmt, pad + "  ")
+    lines.append(pad + "}")
+    _close(lines, depth, len(nest))
+
+
+def _rows_body(plan: KernelPlan, lines: list[str]) -> None:
+    """Loops over the rows (OpenMP across them, collapsed); per row, the
+    plan's steps: statements, and passes over the r-variables."""
+    consts, rows = _split((f"i{k}", s) for k, s in enumerate(plan.ranges))
+    _constants(lines, consts, "  ")
+    total = _numel(plan.ranges) * _numel(plan.reduction)
+    parallel = bool(rows) and total >= PARALLEL_MIN_NUMEL
+    depth = _open(lines, rows, 1, _parallel(len(rows)) if parallel else None)
+    steps, kept = _keep_rows(plan)
+    for var, dtype in kept.items():
+        lines.append(f"{'  ' * depth}{C_TYPES[dtype]} row_{var}[{_numel(plan.reduction)}];")
+    body = _Body(lines)
+    for step in steps:
         if isinstance(step, Loop):
-            _pass(plan, step, body, depth)
+            _row_pass(plan, step, body, depth)
         else:
             body.statement(step, "  " * depth)
-    _close_loops(lines, depth, len(outer))
+    _close(lines, depth, len(rows))
 
 
-# Accumulator start values and combining steps per reduction kind; {acc} is
-# the accumulator, {v} the value of this iteration, {T} its C type.
-_INIT = {
-    "sum": "0",
-    "prod": "1",
-    "max": "tirc_lowest<{T}>()",
-    "min": "tirc_highest<{T}>()",
-    "any": "false",
-    "all": "true",
-}
-_COMBINE = {
-    "sum": "{acc} = {acc} + {v};",
-    "prod": "{acc} = {acc} * {v};",
-    "max": "{acc} = tirc_maximum({acc}, {v});",
-    "min": "{acc} = tirc_minimum({acc}, {v});",
-    "any": "{acc} = {acc} || {v};",
-    "all": "{acc} = {acc} && {v};",
-}
+# Ops worth a store and a load to compute once instead of once per pass.
+_EXPENSIVE = frozenset(name for name, _ in MATH_FUNCTIONS) | {"sigmoid", "pow"}
+# The most bytes per row (per thread, on the stack) kept between passes.
+MAX_KEPT_BYTES = 64 * 1024
+_SIZES = {"b8": 1, "u8": 1, "i8": 1, "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "i64": 8, "f64": 8}
 
 
-def _rindex(sizes) -> str:
-    """The flat (row-major) index over the r-variables."""
-    text = ""
-    for k, size in enumerate(sizes):
-        text = f"r{k}" if k == 0 else f"({text}) * {size} + r{k}"
-    return text or "0"
+@dataclass(frozen=True)
+class _Keep:
+    """Save `var`, computed in this pass, in the row buffer `row_{var}`."""
+
+    var: str
+    index: str
 
 
-def _pass(plan: KernelPlan, loop: Loop, body: "_Body", depth: int) -> None:
-    """One pass over the r-variables: accumulators before it, results after."""
+@dataclass(frozen=True)
+class _Reload:
+    """`var`, computed in an earlier pass, read back from its row buffer."""
+
+    var: str
+    dtype: str
+    index: str
+
+
+def _keep_rows(plan: KernelPlan) -> tuple[tuple, dict[str, str]]:
+    """The steps, with per-element values that a later pass would recompute
+    through an expensive op (softmax's exp) computed once and kept in a row
+    buffer instead, while the row's buffers fit in MAX_KEPT_BYTES; and the
+    kept vars with their dtypes."""
+    steps = list(plan.steps)
+    loops = [k for k, step in enumerate(steps) if isinstance(step, Loop)]
+    index = _rindex(plan.reduction)
+    kept: dict[str, str] = {}
+    budget = MAX_KEPT_BYTES
+    for later in loops[1:]:
+        statements = list(steps[later].statements)
+        seen = {id(s) for k in loops if k < later for s in steps[k].statements}
+        defined = {s.var: s for s in statements if id(s) in seen and not isinstance(s, (Store, Reduce))}
+        users = [s for s in statements if id(s) not in seen]
+        frontier = [v for v in defined if any(v in _uses(s) for s in users)]
+        for var in frontier:
+            stmt = defined[var]
+            size = _SIZES[stmt.dtype] * _numel(plan.reduction)
+            if not _costly(var, defined) or size > budget:
+                continue
+            budget -= size
+            kept[var] = stmt.dtype
+            first = next(k for k in loops if any(s is stmt for s in steps[k].statements))
+            where = list(steps[first].statements)
+            where.insert(next(j for j, s in enumerate(where) if s is stmt) + 1, _Keep(var, index))
+            steps[first] = Loop(tuple(where))
+            statements[statements.index(stmt)] = _Reload(var, stmt.dtype, index)
+        steps[later] = Loop(tuple(_live(statements)))
+    return tuple(steps), kept
+
+
+def _uses(stmt) -> list[str]:
+    if isinstance(stmt, _Keep):
+        return [stmt.var]
+    return [] if isinstance(stmt, _Reload) else uses(stmt)
+
+
+def _costly(var: str, defined: dict) -> bool:
+    """Whether computing `var` from the pass's inputs involves an expensive op."""
+    stack, seen = [var], set()
+    while stack:
+        name = stack.pop()
+        stmt = defined.get(name)
+        if stmt is None or name in seen:
+            continue
+        seen.add(name)
+        if isinstance(stmt, Compute) and stmt.op in _EXPENSIVE:
+            return True
+        stack.extend(_uses(stmt))
+    return False
+
+
+def _live(statements: list) -> list:
+    """The statements something with an effect (a store, a reduction, a
+    kept value) still needs, in order."""
+    needed: set[str] = set()
+    out = []
+    for stmt in reversed(statements):
+        effect = isinstance(stmt, (Store, Reduce, _Keep))
+        if effect or getattr(stmt, "var", None) in needed:
+            out.append(stmt)
+            needed.update(_uses(stmt))
+    return out[::-1]
+
+
+def _row_pass(plan: KernelPlan, loop: Loop, body: _Body, depth: int) -> None:
+    """One pass over the r-variables: accumulators before it, results after.
+    The innermost r loop is a simd reduction (SIMD_REDUCTION) unless an
+    argmax/argmin needs the sequential order; float max/min keep a NaN
+    flag beside."""
     lines = body.lines
     pad = "  " * depth
     reduces = [s for s in loop.statements if isinstance(s, Reduce)]
+    clauses = []
     for reduce in reduces:
         acc_type = C_TYPES[reduce.arg_dtype]
         acc = f"acc_{reduce.var}"
@@ -359,10 +312,21 @@ def _pass(plan: KernelPlan, loop: Loop, body: "_Body", depth: int) -> None:
             lines.append(f"{pad}{acc_type} {acc} = 0;")
             lines.append(f"{pad}int64_t {acc}_index = 0;")
             lines.append(f"{pad}bool {acc}_first = true;")
-        else:
-            lines.append(f"{pad}{acc_type} {acc} = {_INIT[reduce.kind].format(T=acc_type)};")
-    inner = [(f"r{k}", s) for k, s in enumerate(plan.reduction)]
-    depth = _open_loops(lines, inner, depth, False)
+            continue
+        ctype, operator, start, _ = SIMD_REDUCTION[reduce.kind]
+        start = start or identity(reduce.kind, reduce.arg_dtype)
+        lines.append(f"{pad}{ctype or acc_type} {acc} = {start};")
+        clauses.append(f"reduction({operator}:{acc})")
+        if _nan_flag(reduce):
+            lines.append(f"{pad}int {acc}_nan = 0;")
+            clauses.append(f"reduction(|:{acc}_nan)")
+    consts, loops = _split((f"r{k}", s) for k, s in enumerate(plan.reduction))
+    _constants(lines, consts, pad)
+    ordered = any(r.kind in ("argmax", "argmin") for r in reduces)
+    depth = _open(lines, loops[:-1], depth)
+    if loops:
+        simd = None if ordered else " ".join(["omp simd", *clauses])
+        depth = _open(lines, loops[-1:], depth, simd)
     ipad = "  " * depth
     for stmt in loop.statements:
         if not isinstance(stmt, Reduce):
@@ -376,14 +340,169 @@ def _pass(plan: KernelPlan, loop: Loop, body: "_Body", depth: int) -> None:
             lines.append(f"{ipad}  {acc}_index = {_rindex(plan.reduction)};")
             lines.append(f"{ipad}  {acc}_first = false;")
             lines.append(f"{ipad}}}")
-        else:
-            lines.append(ipad + _COMBINE[stmt.kind].format(acc=acc, v=stmt.arg))
-    depth = _close_loops(lines, depth, len(inner))
+            continue
+        lines.append(ipad + SIMD_REDUCTION[stmt.kind][3].format(acc=acc, v=stmt.arg))
+        if _nan_flag(stmt):
+            lines.append(f"{ipad}{acc}_nan |= ({stmt.arg} != {stmt.arg});")
+    depth = _close(lines, depth, len(loops))
     for reduce in reduces:
         acc = f"acc_{reduce.var}"
-        result = f"{acc}_index" if reduce.kind in ("argmax", "argmin") else acc
+        if reduce.kind in ("argmax", "argmin"):
+            result = f"{acc}_index"
+        elif _nan_flag(reduce):
+            result = f"({acc}_nan ? NAN : {acc})"
+        elif reduce.kind in ("any", "all"):
+            result = f"({acc} != 0)"
+        else:
+            result = acc
         lines.append(f"{pad}{C_TYPES[reduce.dtype]} {reduce.var} = {result};")
         body.dtypes[reduce.var] = reduce.dtype
+
+
+def _nan_flag(reduce: Reduce) -> bool:
+    return reduce.kind in ("max", "min") and reduce.arg_dtype in ("f16", "bf16", "f32", "f64")
+
+
+def _rindex(sizes) -> str:
+    """The flat (row-major) index over the r-variables."""
+    text = ""
+    for k, size in enumerate(sizes):
+        text = f"r{k}" if k == 0 else f"({text}) * {size} + r{k}"
+    return text or "0"
+
+
+def _step(expression, var: str) -> sympy.Expr:
+    """How much an index grows when `var` grows by one."""
+    expression = sympy.sympify(expression)
+    symbol = sympy.Symbol(var, integer=True)
+    symbols = {s.name: s for s in expression.free_symbols}
+    symbol = symbols.get(var, symbol)
+    return sympy.expand(expression.xreplace({symbol: symbol + 1}) - expression)
+
+
+def _lane_dim(plan: KernelPlan) -> int | None:
+    """The range dimension to vectorize across rows (the lanes shape), or
+    None: chosen when more of the passes' loads are contiguous along the
+    innermost range variable than along the innermost r-variable."""
+    ranges = [k for k, s in enumerate(plan.ranges) if s != 1]
+    reduced = [k for k, s in enumerate(plan.reduction) if s != 1]
+    if not ranges or not reduced or plan.ranges[ranges[-1]] < 8:
+        return None
+    lane, r = f"i{ranges[-1]}", f"r{reduced[-1]}"
+    row_statements = [s for s in plan.steps if not isinstance(s, Loop)]
+    if any(isinstance(s, Compute) and s.op == "indirect" for s in row_statements):
+        return None  # an indirect index per row would be a lane array inside index math
+    along_lane = along_r = 0
+    for loop in plan.loops:
+        for stmt in loop.statements:
+            if isinstance(stmt, Load):
+                along_lane += _step(stmt.index, lane) == 1
+                along_r += _step(stmt.index, r) == 1
+    return ranges[-1] if along_lane > along_r else None
+
+
+def _lanes_body(plan: KernelPlan, dim: int, lines: list[str]) -> None:
+    """A block of LANES rows along range dimension `dim` at a time: every
+    per-row value is an array over the block, every pass runs its r loops
+    outside and the loop over the block's rows (the vector loop) inside."""
+    consts, rows = _split((f"i{k}", s) for k, s in enumerate(plan.ranges))
+    lane_var, size = f"i{dim}", plan.ranges[dim]
+    rows = [(name, s) for name, s in rows if name != lane_var]
+    _constants(lines, consts, "  ")
+    nest = rows + [(f"{lane_var}_block", -(-size // LANES))]
+    total = _numel(plan.ranges) * _numel(plan.reduction)
+    depth = _open(lines, nest, 1, _parallel(len(nest)) if total >= PARALLEL_MIN_NUMEL else None)
+    pad = "  " * depth
+    lines.append(f"{pad}const int64_t lanes = tirc_min_i64({LANES}, {size} - {lane_var}_block * {LANES});")
+    arrays = _row_vars(plan)
+    for var, dtype in arrays.items():
+        lines.append(f"{pad}{C_TYPES[dtype]} {var}[{LANES}];")
+    body = _Body(lines, frozenset(arrays))
+    pending: list = []
+    for step in list(plan.steps) + [None]:
+        if isinstance(step, Loop) or step is None:
+            if pending:
+                _lane_loop(lines, depth, lane_var, lambda p: [body.statement(s, p) for s in pending])
+                pending = []
+            if step is not None:
+                _lane_pass(plan, step, body, depth, lane_var)
+        else:
+            pending.append(step)
+    _close(lines, depth, len(nest))
+
+
+def _row_vars(plan: KernelPlan) -> dict[str, str]:
+    """The per-row variables (statements outside passes, reduction results
+    and their accumulators), with their dtypes."""
+    out: dict[str, str] = {}
+    for step in plan.steps:
+        if isinstance(step, Loop):
+            for stmt in step.statements:
+                if isinstance(stmt, Reduce):
+                    out[f"acc_{stmt.var}"] = stmt.arg_dtype
+                    if stmt.kind in ("argmax", "argmin"):
+                        out[f"acc_{stmt.var}_index"] = "i64"
+                        out[f"acc_{stmt.var}_first"] = "b8"
+                    out[stmt.var] = stmt.dtype
+        elif not isinstance(step, Store):
+            out[step.var] = step.dtype
+    return out
+
+
+def _lane_loop(lines, depth: int, lane_var: str, emit) -> None:
+    pad = "  " * depth
+    lines.append(f"{pad}#pragma omp simd")
+    lines.append(f"{pad}for (int64_t lane = 0; lane < lanes; ++lane) {{")
+    lines.append(f"{pad}  const int64_t {lane_var} = {lane_var}_block * {LANES} + lane;")
+    emit(pad + "  ")
+    lines.append(f"{pad}}}")
+
+
+def _lane_pass(plan: KernelPlan, loop: Loop, body: _Body, depth: int, lane_var: str) -> None:
+    """One pass in the lanes shape: accumulator arrays, the r loops, and per
+    r the vector loop over the block's rows."""
+    lines = body.lines
+    reduces = [s for s in loop.statements if isinstance(s, Reduce)]
+
+    def start(pad):
+        for reduce in reduces:
+            acc = f"acc_{reduce.var}[lane]"
+            if reduce.kind in ("argmax", "argmin"):
+                lines.extend([f"{pad}{acc} = 0;", f"{pad}acc_{reduce.var}_index[lane] = 0;"])
+                lines.append(f"{pad}acc_{reduce.var}_first[lane] = true;")
+            else:
+                lines.append(f"{pad}{acc} = {identity(reduce.kind, reduce.arg_dtype)};")
+
+    def accumulate(pad):
+        for stmt in loop.statements:
+            if not isinstance(stmt, Reduce):
+                body.statement(stmt, pad)
+                continue
+            acc = f"acc_{stmt.var}[lane]"
+            if stmt.kind in ("argmax", "argmin"):
+                better = "tirc_better_max" if stmt.kind == "argmax" else "tirc_better_min"
+                first = f"acc_{stmt.var}_first[lane]"
+                lines.append(f"{pad}if ({first} || {better}({stmt.arg}, {acc})) {{")
+                lines.append(f"{pad}  {acc} = {stmt.arg};")
+                lines.append(f"{pad}  acc_{stmt.var}_index[lane] = {_rindex(plan.reduction)};")
+                lines.append(f"{pad}  {first} = false;")
+                lines.append(f"{pad}}}")
+            else:
+                lines.append(pad + COMBINE[stmt.kind].format(acc=acc, v=body.ref(stmt.arg)))
+
+    def finish(pad):
+        for reduce in reduces:
+            suffix = "_index" if reduce.kind in ("argmax", "argmin") else ""
+            lines.append(f"{pad}{reduce.var}[lane] = acc_{reduce.var}{suffix}[lane];")
+            body.dtypes[reduce.var] = reduce.dtype
+
+    _lane_loop(lines, depth, lane_var, start)
+    consts, loops = _split((f"r{k}", s) for k, s in enumerate(plan.reduction))
+    _constants(lines, consts, "  " * depth)
+    inner = _open(lines, loops, depth)
+    _lane_loop(lines, inner, lane_var, accumulate)
+    _close(lines, inner, len(loops))
+    _lane_loop(lines, depth, lane_var, finish)
 
 
 def _scan_body(plan: KernelPlan, scan: Scan, lines: list[str]) -> None:
@@ -391,22 +510,18 @@ def _scan_body(plan: KernelPlan, scan: Scan, lines: list[str]) -> None:
     and in order, carrying the running value."""
     outer = [(f"i{k}", s) for k, s in enumerate(plan.ranges) if k != scan.dim]
     parallel = len(outer) > 0 and _numel(plan.ranges) >= PARALLEL_MIN_NUMEL
-    depth = _open_loops(lines, outer, 1, parallel)
+    depth = _open(lines, outer, 1, _parallel(len(outer)) if parallel else None)
     acc = f"acc_{scan.var}"
-    lines.append(f"{'  ' * depth}{C_TYPES[scan.dtype]} {acc} = {_INIT[scan.kind]};")
-    depth = _open_loops(lines, [(f"i{scan.dim}", plan.ranges[scan.dim])], depth, False)
+    lines.append(f"{'  ' * depth}{C_TYPES[scan.dtype]} {acc} = {identity(scan.kind, scan.dtype)};")
+    depth = _open(lines, [(f"i{scan.dim}", plan.ranges[scan.dim])], depth)
     pad = "  " * depth
     body = _Body(lines)
     for stmt in plan.statements:
         if stmt is scan:
-            lines.append(pad + _COMBINE[scan.kind].format(acc=acc, v=scan.arg))
+            lines.append(pad + COMBINE[scan.kind].format(acc=acc, v=scan.arg))
             lines.append(f"{pad}{C_TYPES[scan.dtype]} {scan.var} = {acc};")
             body.dtypes[scan.var] = scan.dtype
         else:
             body.statement(stmt, pad)
-    depth = _close_loops(lines, depth, 1)
-    _close_loops(lines, depth, len(outer))
-
-
-def render_source(plans: list[KernelPlan]) -> str:
-    return PRELUDE + "\n" + "\n\n".join(render_kernel(p) for p in plans) + "\n"
+    depth = _close(lines, depth, 1)
+    _close(lines, depth, len(outer))

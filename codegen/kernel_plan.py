@@ -284,7 +284,7 @@ def _index_symbols(stmt) -> list[str]:
     return sorted(s.name for s in sympy.sympify(index).free_symbols)
 
 
-def _uses(stmt) -> list[str]:
+def uses(stmt) -> list[str]:
     """The statement vars a statement reads (indirect indices included)."""
     indirect = [name for name in _index_symbols(stmt) if name.startswith("ind")]
     if isinstance(stmt, Store):
@@ -314,14 +314,14 @@ def _schedule(statements: list, space) -> tuple:
     passes = 0
     pass_of: dict[int, int] = {}
     for stmt in statements:
-        uses = _uses(stmt)
-        after = max((ready[u] for u in uses), default=0)
+        used = uses(stmt)
+        after = max((ready[u] for u in used), default=0)
         if isinstance(stmt, Reduce):
             pass_of[id(stmt)] = after + 1
             ready[stmt.var] = after + 1
             passes = max(passes, after + 1)
             continue
-        varies = _reads_r(stmt) or any(u in elem for u in uses)
+        varies = _reads_r(stmt) or any(u in elem for u in used)
         if isinstance(stmt, Store):
             if varies:
                 pass_of[id(stmt)] = after + 1
@@ -337,13 +337,13 @@ def _schedule(statements: list, space) -> tuple:
     for p in range(1, passes + 1):
         roots = [s for s in statements if pass_of.get(id(s)) == p]
         needed: set[int] = set()
-        stack = [u for s in roots for u in _uses(s)]
+        stack = [u for s in roots for u in uses(s)]
         while stack:
             var = stack.pop()
             stmt = defining.get(var)
             if var in elem and stmt is not None and id(stmt) not in needed:
                 needed.add(id(stmt))
-                stack.extend(_uses(stmt))
+                stack.extend(uses(stmt))
         steps.append(Loop(tuple(s for s in statements if id(s) in needed or pass_of.get(id(s)) == p)))
         steps += [s for s in statements if _row_step(s, elem, ready, pass_of) == p]
     return tuple(steps)

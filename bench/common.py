@@ -1,0 +1,56 @@
+"""What the benchmarks share: medians of interleaved timings, geometric
+means, markdown tables, and writing a section of bench/RESULTS.md."""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+import time
+from pathlib import Path
+
+
+def medians(fns: dict, min_runs: int = 20, max_runs: int = 200, budget_s: float = 1.5) -> dict:
+    """The median time (seconds) of each callable, measured in interleaved
+    rounds (one call of each per round) so that drift hits all alike; runs
+    until each has `min_runs` and the time budget is spent, or `max_runs`."""
+    for fn in fns.values():
+        fn()  # warm-up: lazy compilation, allocator, caches
+    times: dict = {name: [] for name in fns}
+    start = time.perf_counter()
+    for k in range(max_runs):
+        for name, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t)
+        if k + 1 >= min_runs and time.perf_counter() - start > budget_s:
+            break
+    return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def geomean(values) -> float:
+    values = list(values)
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """A markdown table, columns padded so that it also reads as plain text."""
+    widths = [max(len(str(r[k])) for r in [header] + rows) for k in range(len(header))]
+
+    def line(cells):
+        return "| " + " | ".join(str(c).ljust(w) for c, w in zip(cells, widths)) + " |"
+
+    return "\n".join([line(header), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def write_section(path: Path, name: str, text: str) -> None:
+    """Replace (or append) the part of `path` between `<!-- name -->` and
+    `<!-- /name -->` markers, leaving the rest of the file as it is."""
+    begin, end = f"<!-- {name} -->", f"<!-- /{name} -->"
+    block = f"{begin}\n{text.rstrip()}\n{end}"
+    old = path.read_text() if path.exists() else "# Benchmark results\n"
+    pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
+    new = pattern.sub(lambda _: block, old) if pattern.search(old) else old.rstrip() + "\n\n" + block + "\n"
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(new)
+    tmp.replace(path)

@@ -1,0 +1,150 @@
+"""The text every generated C++ file starts with: types and helpers.
+
+It includes nothing but <stdint.h>: <cmath> and <algorithm> cost g++ over
+0.1 s of parsing per file, more than the kernels themselves, and cold
+compile time is part of tirc's contract. Math functions are declared here
+(with C linkage, as libm defines them); with glibc's libmvec (2.35 or newer,
+x86-64) they carry `simd` attributes, so g++ vectorizes loops that call them
+into calls of libmvec's AVX2/AVX-512 variants (`_ZGVeN16v_expf`, ...).
+"""
+
+from __future__ import annotations
+
+# (name, arity): the libm functions kernels call; each has a float (`expf`)
+# and a double (`exp`) version, and each has a libmvec variant.
+MATH_FUNCTIONS = (
+    ("exp", 1),
+    ("exp2", 1),
+    ("expm1", 1),
+    ("log", 1),
+    ("log2", 1),
+    ("log10", 1),
+    ("log1p", 1),
+    ("sin", 1),
+    ("cos", 1),
+    ("tan", 1),
+    ("asin", 1),
+    ("acos", 1),
+    ("atan", 1),
+    ("sinh", 1),
+    ("cosh", 1),
+    ("tanh", 1),
+    ("erf", 1),
+    ("atan2", 2),
+    ("pow", 2),
+)
+
+
+def _declarations() -> str:
+    lines = []
+    for name, arity in MATH_FUNCTIONS:
+        for ctype, suffix in (("float", "f"), ("double", "")):
+            params = ", ".join([ctype] * arity)
+            lines.append(f"{ctype} {name}{suffix}({params}) TIRC_NOEXCEPT TIRC_SIMD;")
+    return "\n".join(lines)
+
+
+PRELUDE = (
+    r"""#include <stdint.h>
+
+#if defined(TIRC_LIBMVEC)
+#define TIRC_SIMD __attribute__((simd("notinbranch")))
+#else
+#define TIRC_SIMD
+#endif
+#define TIRC_NOEXCEPT throw()
+#define INFINITY (__builtin_inff())
+#define NAN (__builtin_nanf(""))
+
+extern "C" {
+"""
+    + _declarations()
+    + r"""
+}
+
+// bfloat16 values are their bits (uint16_t), so loads and stores vectorize;
+// ops convert through float. Rounding to nearest even, as PyTorch does.
+typedef uint16_t tirc_bf16;
+static inline float tirc_from_bf16(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
+}
+static inline uint16_t tirc_to_bf16(float f) {
+  uint32_t u;
+  __builtin_memcpy(&u, &f, 4);
+  uint16_t rounded = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  return f != f ? (uint16_t)0x7fc0 : rounded;
+}
+
+// NaN-propagating max/min, as torch.maximum/minimum; one select each, so
+// loops that use them vectorize.
+template <typename T> static inline T tirc_maximum(T a, T b) { return (a > b || a != a) ? a : b; }
+template <typename T> static inline T tirc_minimum(T a, T b) { return (a < b || a != a) ? a : b; }
+static inline int64_t tirc_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t tirc_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+// Rounding and absolute values: builtins for floats (inlined as vector
+// instructions), the identity or a select for integers.
+static inline float tirc_abs(float a) { return __builtin_fabsf(a); }
+static inline double tirc_abs(double a) { return __builtin_fabs(a); }
+template <typename T> static inline T tirc_abs(T a) { return a < 0 ? (T)-a : a; }
+static inline float tirc_floor(float a) { return __builtin_floorf(a); }
+static inline double tirc_floor(double a) { return __builtin_floor(a); }
+template <typename T> static inline T tirc_floor(T a) { return a; }
+static inline float tirc_ceil(float a) { return __builtin_ceilf(a); }
+static inline double tirc_ceil(double a) { return __builtin_ceil(a); }
+template <typename T> static inline T tirc_ceil(T a) { return a; }
+static inline float tirc_trunc(float a) { return __builtin_truncf(a); }
+static inline double tirc_trunc(double a) { return __builtin_trunc(a); }
+template <typename T> static inline T tirc_trunc(T a) { return a; }
+static inline float tirc_round(float a) { return __builtin_nearbyintf(a); }
+static inline double tirc_round(double a) { return __builtin_nearbyint(a); }
+template <typename T> static inline T tirc_round(T a) { return a; }
+static inline float tirc_sqrt(float a) { return __builtin_sqrtf(a); }
+static inline double tirc_sqrt(double a) { return __builtin_sqrt(a); }
+template <typename T> static inline T tirc_sign(T a) { return (T)((T(0) < a) - (a < T(0))); }
+
+// Python's floor division and modulo (the sign of the divisor).
+static inline float tirc_floordiv(float a, float b) { return __builtin_floorf(a / b); }
+static inline double tirc_floordiv(double a, double b) { return __builtin_floor(a / b); }
+template <typename T> static inline T tirc_floordiv(T a, T b) {
+  T q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline float tirc_remainder(float a, float b) {
+  float r = __builtin_fmodf(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+static inline double tirc_remainder(double a, double b) {
+  double r = __builtin_fmod(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+template <typename T> static inline T tirc_remainder(T a, T b) {
+  T r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+// pow: integers by squaring with wrap-around (as PyTorch); a negative exponent
+// gives 0 except for bases 1 and -1.
+static inline float tirc_pow(float a, float b) { return powf(a, b); }
+static inline double tirc_pow(double a, double b) { return pow(a, b); }
+template <typename T> static inline T tirc_pow(T a, T b) {
+  if (b < 0) return a == 1 ? T(1) : (a == T(-1) ? ((b & 1) ? T(-1) : T(1)) : T(0));
+  uint64_t result = 1, base = (uint64_t)a;
+  for (uint64_t e = (uint64_t)b; e; e >>= 1) {
+    if (e & 1) result *= base;
+    base *= base;
+  }
+  return (T)result;
+}
+// The comparisons of argmax/argmin: the first NaN wins, then the first
+// extreme value (as ATen).
+template <typename T> static inline bool tirc_better_max(T v, T best) {
+  return v > best || (v != v && best == best);
+}
+template <typename T> static inline bool tirc_better_min(T v, T best) {
+  return v < best || (v != v && best == best);
+}
+"""
+)
