@@ -1,7 +1,8 @@
 """Code generation: C++ and Triton kernels and the Python wrapper module."""
 
+from .cache import cache_dir
 from .loader import load_output_code
 from .runtime import random_input
 from .wrapper import generate
 
-__all__ = ["generate", "load_output_code", "random_input"]
+__all__ = ["cache_dir", "generate", "load_output_code", "random_input"]

@@ -200,10 +200,28 @@ def _rows_body(plan: KernelPlan, lines: list[str]) -> None:
     body = _Body(lines)
     for step in steps:
         if isinstance(step, Loop):
-            _row_pass(plan, step, body, depth)
+            for part in _split_ordered(step):
+                _row_pass(plan, part, body, depth)
         else:
             body.statement(step, "  " * depth)
     _close(lines, depth, len(rows))
+
+
+def _ordered(stmt) -> bool:
+    return isinstance(stmt, Reduce) and stmt.kind in ("argmax", "argmin")
+
+
+def _split_ordered(loop: Loop) -> list[Loop]:
+    """A pass with argmax/argmin (which need the sequential order) and other
+    reductions as two passes, so that the others still run as simd."""
+    statements = list(loop.statements)
+    if not any(map(_ordered, statements)) or all(
+        map(_ordered, (s for s in statements if isinstance(s, Reduce)))
+    ):
+        return [loop]
+    simd = _live(statements, lambda s: not _ordered(s))
+    ordered = _live(statements, _ordered)
+    return [Loop(tuple(simd)), Loop(tuple(ordered))]
 
 
 # Ops worth a store and a load to compute once instead of once per pass.
@@ -283,13 +301,13 @@ def _costly(var: str, defined: dict) -> bool:
     return False
 
 
-def _live(statements: list) -> list:
-    """The statements something with an effect (a store, a reduction, a
-    kept value) still needs, in order."""
+def _live(statements: list, wanted=lambda stmt: True) -> list:
+    """The statements with an effect (a store, a reduction, a kept value)
+    that `wanted` accepts, and those they need, in order."""
     needed: set[str] = set()
     out = []
     for stmt in reversed(statements):
-        effect = isinstance(stmt, (Store, Reduce, _Keep))
+        effect = isinstance(stmt, (Store, Reduce, _Keep)) and wanted(stmt)
         if effect or getattr(stmt, "var", None) in needed:
             out.append(stmt)
             needed.update(_uses(stmt))

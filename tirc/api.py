@@ -100,6 +100,6 @@ def compile(
     # check_determinism: the program cannot be captured again in another
     # process; the second compile starts from this capture dump.
     dump = recording(opts, writer)
-    compiled = compile_module(module, opts, dump, capture_text=text, repro=repro)
+    compiled = compile_module(module, opts, dump, capture_text=text, repro=repro, cache=True)
     check_rerun(dump, None)
     return CompiledProgram(compiled.load().call, lifted, spec, compiled)

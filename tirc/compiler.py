@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from codegen import generate, load_output_code
 from ir_text import STAGES, Module, TircError, parse, print_ir
 from lowering import capture
 
+from . import code_cache
 from .crash import Reproducers, run_pass
 from .dumps import DumpWriter
 from .options import Options
 from .pipeline import Context, check_module, dump_name, run_stages
 
 
-@dataclass
 class Compiled:
-    module: Module  # the last stage reached
-    code: str | None  # output_code.py, when the pipeline ran to the end
+    """The last stage reached and output_code.py (None when the pipeline
+    stopped early); from the code cache, the module is parsed when first used."""
+
+    def __init__(self, module: Module | str, code: str | None):
+        self._module = module
+        self.code = code
+
+    @property
+    def module(self) -> Module:
+        if isinstance(self._module, str):
+            self._module = parse(self._module, dump_name("memplan"))
+        return self._module
 
     def load(self):
         """The generated module (with `call(args)`)."""
@@ -81,13 +89,22 @@ def compile_module(
     stop_after: str | None = None,
     capture_text: str | None = None,
     repro: Reproducers | None = None,
+    cache: bool = False,
 ) -> Compiled:
     """Run the stages after `module`'s, writing the requested dumps; a crash
-    in a pass leaves a reproducer in `repro` (none when it is None)."""
+    in a pass leaves a reproducer in `repro` (none when it is None). With
+    `cache`, a capture module compiled before (same text, same tirc) takes
+    its code from the code cache when nothing asks for dumps."""
     check_stop_after(stop_after)
     if stop_after is not None and STAGES.index(stop_after) < module.stage_index:
         raise TircError(f"--stop-after {stop_after} is before the input's stage ({module.stage})")
     module.options = options.to_pairs()
+    key = None
+    if cache and _cacheable(module, options, dump, stop_after):
+        key = print_ir(module)
+        hit = code_cache.lookup(key)
+        if hit is not None:
+            return Compiled(hit[1], hit[0])
     ctx = Context(options)
     if dump is not None and capture_text is not None and dump.wants("capture"):
         dump.write(dump_name("capture"), capture_text, "capture", module)
@@ -108,4 +125,11 @@ def compile_module(
     )
     if dump is not None:
         dump.write("output_code.py", code, "codegen")
+    if key is not None:
+        code_cache.store(key, code, print_ir(final))
     return Compiled(final, code)
+
+
+def _cacheable(module: Module, options: Options, dump, stop_after) -> bool:
+    debugging = options.fault is not None or options.check_determinism
+    return module.stage == "capture" and dump is None and stop_after is None and not debugging and code_cache.enabled()
