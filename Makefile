@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro fuzz opinfo lint format clean
+.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro fuzz opinfo lint format clean bench-cpu
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -59,3 +59,8 @@ opinfo: $(STAMP)
 # The repro tools on whole models: injected miscompiles reduced to <= 5 ops, crashes in each pass reproduced (minutes per model).
 acceptance-repro: $(STAMP)
 	$(PY) tests/acceptance/repro.py
+
+# Eager vs Inductor vs tirc (C++ backend) on the CPU suite: times, ratios, compile times;
+# prints the table and puts it in bench/RESULTS.md (minutes; run on an otherwise idle machine).
+bench-cpu: $(STAMP)
+	$(PY) bench/cpu.py --write bench/RESULTS.md

@@ -15,6 +15,7 @@ import platform
 import shutil
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 
 from filelock import FileLock
@@ -72,6 +73,47 @@ def compiler_identity(cxx: str) -> str:
     return out.splitlines()[0] if out else cxx
 
 
+def start_build(source: str) -> None:
+    """Build `source` in a background thread (g++ runs in its own process, so
+    Python goes on meanwhile); a later build_shared_object of the same source
+    waits on the file lock and finds it built. A failure here is left for
+    that later call to report."""
+
+    def build():
+        try:
+            build_shared_object(source)
+        except Exception:  # noqa: BLE001 - reported by the foreground build
+            pass
+
+    threading.Thread(target=build, name="tirc-prebuild", daemon=True).start()
+
+
+class _Builds:
+    """The builds running in this process, by target: a second thread asking
+    for the same object waits for the first instead of compiling again. (The
+    file lock excludes other processes only: within one process filelock is
+    re-entrant.) Process-wide by nature, like the file system it guards."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._running: dict[Path, threading.Event] = {}
+
+    def claim(self, target: Path) -> threading.Event | None:
+        """None when the caller now owns the build; else the event to wait on."""
+        with self._lock:
+            if target in self._running:
+                return self._running[target]
+            self._running[target] = threading.Event()
+            return None
+
+    def release(self, target: Path) -> None:
+        with self._lock:
+            self._running.pop(target).set()
+
+
+_BUILDS = _Builds()
+
+
 def build_shared_object(source: str) -> Path:
     """The path of a shared object built from `source`, compiling it if not cached."""
     cxx = compiler()
@@ -80,22 +122,34 @@ def build_shared_object(source: str) -> Path:
     target = directory / f"{key}.so"
     if target.exists():
         return target
-    directory.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(directory / f"{key}.lock")):
+    running = _BUILDS.claim(target)
+    if running is not None:
+        running.wait()
         if target.exists():
             return target
-        with tempfile.TemporaryDirectory(dir=directory) as tmp:
-            src = Path(tmp) / "kernels.cpp"
-            src.write_text(source)
-            out = Path(tmp) / "kernels.so"
-            result = subprocess.run(
-                [cxx, *CXX_FLAGS, str(src), "-o", str(out), *vector_math_flags()],
-                capture_output=True,
-                text=True,
-            )
-            if result.returncode != 0:
-                lines = result.stderr.strip().splitlines() or ["(no output)"]
-                first = next((ln for ln in lines if "error" in ln), lines[0])
-                raise RuntimeError(f"C++ compilation of generated kernels failed: {first.strip()}")
-            os.replace(out, target)
+        return build_shared_object(source)  # that build failed: fail here too, with its message
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(directory / f"{key}.lock")):
+            if not target.exists():
+                _compile(cxx, source, directory, target)
+    finally:
+        _BUILDS.release(target)
     return target
+
+
+def _compile(cxx: str, source: str, directory: Path, target: Path) -> None:
+    with tempfile.TemporaryDirectory(dir=directory) as tmp:
+        src = Path(tmp) / "kernels.cpp"
+        src.write_text(source)
+        out = Path(tmp) / "kernels.so"
+        result = subprocess.run(
+            [cxx, *CXX_FLAGS, str(src), "-o", str(out), *vector_math_flags()],
+            capture_output=True,
+            text=True,
+        )
+        if result.returncode != 0:
+            lines = result.stderr.strip().splitlines() or ["(no output)"]
+            first = next((ln for ln in lines if "error" in ln), lines[0])
+            raise RuntimeError(f"C++ compilation of generated kernels failed: {first.strip()}")
+        os.replace(out, target)

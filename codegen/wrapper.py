@@ -12,6 +12,7 @@ from ir_text import Device, Enum, Module, Value, enum_value, to_torch, value_nam
 from scheduler import extern_kernels, users
 
 from . import cpp, triton
+from .cache import start_build
 from .faults import miscompiled
 from .kernel_plan import identifiers, plan_kernel
 
@@ -45,9 +46,17 @@ def _header(module: Module, backend: str, device: str) -> list[str]:
     return lines
 
 
-def generate(module: Module, backend: str, device: str, miscompile: tuple[str, int] | None = None) -> str:
+def generate(
+    module: Module,
+    backend: str,
+    device: str,
+    miscompile: tuple[str, int] | None = None,
+    prebuild: bool = False,
+) -> str:
     """The text of output_code.py for a memplan-stage module; `miscompile`,
-    (op name or "" for any, n), injects a deliberate fault (faults.py)."""
+    (op name or "" for any, n), injects a deliberate fault (faults.py).
+    `prebuild` starts compiling the C++ kernels in the background as soon
+    as their source exists, so that g++ runs while the wrapper is formatted."""
     if miscompile is not None:
         module = miscompiled(module, *miscompile)
     names = value_names(module)
@@ -63,6 +72,8 @@ def generate(module: Module, backend: str, device: str, miscompile: tuple[str, i
     lines = _header(module, backend, device)
     if backend == "cpp":
         source = cpp.render_source(plans)
+        if prebuild:
+            start_build("\n" + source)  # the string CPP_SOURCE holds, so the cache key matches
         lines += [f"CPP_SOURCE = r'''\n{_SOURCE_SLOT}'''", "", "_library = runtime.cpp_library(CPP_SOURCE)"]
         for plan in plans:
             lines.append(f'{plan.name} = runtime.cpp_kernel(_library, "{plan.name}", {len(plan.params)})')

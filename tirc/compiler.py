@@ -121,7 +121,7 @@ def compile_module(
         (fault.op, fault.nth, fault.line) if fault is not None and fault.kind == "miscompile" else None
     )
     code = run_pass(
-        "codegen", final, options, repro, generate, final, options.backend, options.device, miscompile
+        "codegen", final, options, repro, generate, final, options.backend, options.device, miscompile, True
     )
     if dump is not None:
         dump.write("output_code.py", code, "codegen")
