@@ -8,97 +8,141 @@ import torch
 from codegen import runtime
 
 CPP_SOURCE = r"""
-#include <cmath>
-#include <cstdint>
-#include <algorithm>
-#include <cstring>
-#include <limits>
-#include <type_traits>
+#include <stdint.h>
 
-// bfloat16 storage: conversions round to nearest even, as PyTorch does.
-struct tirc_bf16 {
-  uint16_t bits;
-  tirc_bf16() = default;
-  tirc_bf16(float f) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) { bits = 0x7fc0; return; }
-    u += 0x7fffu + ((u >> 16) & 1u);
-    bits = (uint16_t)(u >> 16);
-  }
-  operator float() const {
-    uint32_t u = (uint32_t)bits << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
-};
+#if defined(TIRC_LIBMVEC)
+#define TIRC_SIMD __attribute__((simd("notinbranch")))
+#else
+#define TIRC_SIMD
+#endif
+#define TIRC_NOEXCEPT throw()
+#define INFINITY (__builtin_inff())
+#define NAN (__builtin_nanf(""))
 
-// NaN-propagating max/min, as torch.maximum/minimum.
-template <typename T> static inline T tirc_maximum(T a, T b) {
-  if (a != a) return a;
-  if (b != b) return b;
-  return a > b ? a : b;
+extern "C" {
+float expf(float) TIRC_NOEXCEPT TIRC_SIMD;
+double exp(double) TIRC_NOEXCEPT TIRC_SIMD;
+float exp2f(float) TIRC_NOEXCEPT TIRC_SIMD;
+double exp2(double) TIRC_NOEXCEPT TIRC_SIMD;
+float expm1f(float) TIRC_NOEXCEPT TIRC_SIMD;
+double expm1(double) TIRC_NOEXCEPT TIRC_SIMD;
+float logf(float) TIRC_NOEXCEPT TIRC_SIMD;
+double log(double) TIRC_NOEXCEPT TIRC_SIMD;
+float log2f(float) TIRC_NOEXCEPT TIRC_SIMD;
+double log2(double) TIRC_NOEXCEPT TIRC_SIMD;
+float log10f(float) TIRC_NOEXCEPT TIRC_SIMD;
+double log10(double) TIRC_NOEXCEPT TIRC_SIMD;
+float log1pf(float) TIRC_NOEXCEPT TIRC_SIMD;
+double log1p(double) TIRC_NOEXCEPT TIRC_SIMD;
+float sinf(float) TIRC_NOEXCEPT TIRC_SIMD;
+double sin(double) TIRC_NOEXCEPT TIRC_SIMD;
+float cosf(float) TIRC_NOEXCEPT TIRC_SIMD;
+double cos(double) TIRC_NOEXCEPT TIRC_SIMD;
+float tanf(float) TIRC_NOEXCEPT TIRC_SIMD;
+double tan(double) TIRC_NOEXCEPT TIRC_SIMD;
+float asinf(float) TIRC_NOEXCEPT TIRC_SIMD;
+double asin(double) TIRC_NOEXCEPT TIRC_SIMD;
+float acosf(float) TIRC_NOEXCEPT TIRC_SIMD;
+double acos(double) TIRC_NOEXCEPT TIRC_SIMD;
+float atanf(float) TIRC_NOEXCEPT TIRC_SIMD;
+double atan(double) TIRC_NOEXCEPT TIRC_SIMD;
+float sinhf(float) TIRC_NOEXCEPT TIRC_SIMD;
+double sinh(double) TIRC_NOEXCEPT TIRC_SIMD;
+float coshf(float) TIRC_NOEXCEPT TIRC_SIMD;
+double cosh(double) TIRC_NOEXCEPT TIRC_SIMD;
+float tanhf(float) TIRC_NOEXCEPT TIRC_SIMD;
+double tanh(double) TIRC_NOEXCEPT TIRC_SIMD;
+float erff(float) TIRC_NOEXCEPT TIRC_SIMD;
+double erf(double) TIRC_NOEXCEPT TIRC_SIMD;
+float atan2f(float, float) TIRC_NOEXCEPT TIRC_SIMD;
+double atan2(double, double) TIRC_NOEXCEPT TIRC_SIMD;
+float powf(float, float) TIRC_NOEXCEPT TIRC_SIMD;
+double pow(double, double) TIRC_NOEXCEPT TIRC_SIMD;
 }
-template <typename T> static inline T tirc_minimum(T a, T b) {
-  if (a != a) return a;
-  if (b != b) return b;
-  return a < b ? a : b;
+
+// bfloat16 values are their bits (uint16_t), so loads and stores vectorize;
+// ops convert through float. Rounding to nearest even, as PyTorch does.
+typedef uint16_t tirc_bf16;
+static inline float tirc_from_bf16(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  __builtin_memcpy(&f, &u, 4);
+  return f;
 }
+static inline uint16_t tirc_to_bf16(float f) {
+  uint32_t u;
+  __builtin_memcpy(&u, &f, 4);
+  uint16_t rounded = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  return f != f ? (uint16_t)0x7fc0 : rounded;
+}
+
+// NaN-propagating max/min, as torch.maximum/minimum; one select each, so
+// loops that use them vectorize.
+template <typename T> static inline T tirc_maximum(T a, T b) { return (a > b || a != a) ? a : b; }
+template <typename T> static inline T tirc_minimum(T a, T b) { return (a < b || a != a) ? a : b; }
+static inline int64_t tirc_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t tirc_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+// Rounding and absolute values: builtins for floats (inlined as vector
+// instructions), the identity or a select for integers.
+static inline float tirc_abs(float a) { return __builtin_fabsf(a); }
+static inline double tirc_abs(double a) { return __builtin_fabs(a); }
+template <typename T> static inline T tirc_abs(T a) { return a < 0 ? (T)-a : a; }
+static inline float tirc_floor(float a) { return __builtin_floorf(a); }
+static inline double tirc_floor(double a) { return __builtin_floor(a); }
+template <typename T> static inline T tirc_floor(T a) { return a; }
+static inline float tirc_ceil(float a) { return __builtin_ceilf(a); }
+static inline double tirc_ceil(double a) { return __builtin_ceil(a); }
+template <typename T> static inline T tirc_ceil(T a) { return a; }
+static inline float tirc_trunc(float a) { return __builtin_truncf(a); }
+static inline double tirc_trunc(double a) { return __builtin_trunc(a); }
+template <typename T> static inline T tirc_trunc(T a) { return a; }
+static inline float tirc_round(float a) { return __builtin_nearbyintf(a); }
+static inline double tirc_round(double a) { return __builtin_nearbyint(a); }
+template <typename T> static inline T tirc_round(T a) { return a; }
+static inline float tirc_sqrt(float a) { return __builtin_sqrtf(a); }
+static inline double tirc_sqrt(double a) { return __builtin_sqrt(a); }
+template <typename T> static inline T tirc_sign(T a) { return (T)((T(0) < a) - (a < T(0))); }
+
 // Python's floor division and modulo (the sign of the divisor).
+static inline float tirc_floordiv(float a, float b) { return __builtin_floorf(a / b); }
+static inline double tirc_floordiv(double a, double b) { return __builtin_floor(a / b); }
 template <typename T> static inline T tirc_floordiv(T a, T b) {
-  if constexpr (std::is_floating_point<T>::value) {
-    return std::floor(a / b);
-  } else {
-    T q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-  }
+  T q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+static inline float tirc_remainder(float a, float b) {
+  float r = __builtin_fmodf(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+static inline double tirc_remainder(double a, double b) {
+  double r = __builtin_fmod(a, b);
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 template <typename T> static inline T tirc_remainder(T a, T b) {
-  if constexpr (std::is_floating_point<T>::value) {
-    T r = std::fmod(a, b);
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-  } else {
-    T r = a % b;
-    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-  }
+  T r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 // pow: integers by squaring with wrap-around (as PyTorch); a negative exponent
 // gives 0 except for bases 1 and -1.
+static inline float tirc_pow(float a, float b) { return powf(a, b); }
+static inline double tirc_pow(double a, double b) { return pow(a, b); }
 template <typename T> static inline T tirc_pow(T a, T b) {
-  if constexpr (std::is_floating_point<T>::value) {
-    return std::pow(a, b);
-  } else {
-    if (b < 0) return a == 1 ? T(1) : (a == T(-1) ? ((b & 1) ? T(-1) : T(1)) : T(0));
-    using W = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<T>>;
-    W result = 1, base = (W)a;
-    for (W e = (W)b; e; e >>= 1) {
-      if (e & 1) result *= base;
-      base *= base;
-    }
-    return (T)result;
+  if (b < 0) return a == 1 ? T(1) : (a == T(-1) ? ((b & 1) ? T(-1) : T(1)) : T(0));
+  uint64_t result = 1, base = (uint64_t)a;
+  for (uint64_t e = (uint64_t)b; e; e >>= 1) {
+    if (e & 1) result *= base;
+    base *= base;
   }
+  return (T)result;
 }
-// Reduction identities, and the comparisons of argmax/argmin: the first
-// NaN wins, then the first extreme value (as ATen).
-template <typename T> static inline T tirc_lowest() {
-  if constexpr (std::is_floating_point<T>::value) return -INFINITY;
-  else return std::numeric_limits<T>::lowest();
-}
-template <typename T> static inline T tirc_highest() {
-  if constexpr (std::is_floating_point<T>::value) return INFINITY;
-  else return std::numeric_limits<T>::max();
-}
+// The comparisons of argmax/argmin: the first NaN wins, then the first
+// extreme value (as ATen).
 template <typename T> static inline bool tirc_better_max(T v, T best) {
   return v > best || (v != v && best == best);
 }
 template <typename T> static inline bool tirc_better_min(T v, T best) {
   return v < best || (v != v && best == best);
-}
-template <typename T> static inline T tirc_sign(T a) { return (T)((T(0) < a) - (a < T(0))); }
-template <typename T> static inline T tirc_round(T a) {
-  if constexpr (std::is_floating_point<T>::value) return std::nearbyint(a);
-  else return a;
 }
 
 // k0: %buf0, %buf1, %buf2, %buf3, %buf4, %buf5
@@ -108,6 +152,7 @@ extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_no
     float t8 = float(37.0);
     float t12 = float(1e-05);
     float acc_t1 = 0;
+    #pragma omp simd reduction(+:acc_t1)
     for (int64_t r0 = 0; r0 < 37; ++r0) {
       float t0 = p_x[37*i0 + r0];
       acc_t1 = acc_t1 + t0;
@@ -115,6 +160,7 @@ extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_no
     float t1 = acc_t1;
     float t3 = (t1 / t2);
     float acc_t7 = 0;
+    #pragma omp simd reduction(+:acc_t7)
     for (int64_t r0 = 0; r0 < 37; ++r0) {
       float t4 = p_x[37*i0 + r0];
       float t5 = (t4 - t3);
@@ -124,7 +170,8 @@ extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_no
     float t7 = acc_t7;
     float t9 = (t7 / t8);
     float t13 = (t9 + t12);
-    float t14 = (1 / std::sqrt(t13));
+    float t14 = (1 / tirc_sqrt(t13));
+    #pragma omp simd
     for (int64_t r0 = 0; r0 < 37; ++r0) {
       float t10 = p_x[37*i0 + r0];
       float t11 = (t10 - t3);
