@@ -4,7 +4,8 @@ backend side by side in one process, on a fixed suite at CPU sizes.
     python bench/cpu.py [--write bench/RESULTS.md] [--only NAME,...] [--quick]
 
 Per workload: the median time of each (interleaved rounds, see common.py),
-tirc/Inductor and tirc/eager, and compile times, cold (empty caches: a fresh
+tirc/Inductor and tirc/eager, how many of tirc's `omp simd` loops g++ reports
+as vectorized (vectorization.py), and compile times, cold (empty caches: a fresh
 TIRC_CACHE_DIR, Inductor under `fresh_cache()`) and warm (the same graph
 again with the cache filled). Both compilers first compile an unrelated
 graph, so process start-up (Inductor's is about 30 s here) is reported
@@ -29,6 +30,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import geomean, medians, table, write_section  # noqa: E402
+from vectorization import cpp_source, report as vectorization_report  # noqa: E402
 
 import tirc  # noqa: E402
 
@@ -184,6 +186,51 @@ def _check(name: str, got, want) -> str:
     return ""
 
 
+def _measure(workload, cache: str) -> dict:
+    """Compile times (cold, then warm), correctness, vectorization and the
+    median times of one workload; Inductor's cold compile runs inside the
+    caller's `fresh_cache()`."""
+    name, _, program, make_inputs = workload
+    inputs = make_inputs()
+    want = program(*inputs)
+    out: dict = {"tirc_cold": _timed(lambda: _tirc_compile(program, inputs, cache))}
+    start = time.perf_counter()
+    ours = _tirc_compile(program, inputs, cache)
+    out["tirc_warm"] = time.perf_counter() - start
+    out["inductor_cold"] = _timed(lambda: _inductor_compile(program, inputs))
+    start = time.perf_counter()
+    theirs = _inductor_compile(program, inputs)
+    out["inductor_warm"] = time.perf_counter() - start
+    out["problem"] = _check(name, ours(*inputs), want)
+    out["vectorization"] = vectorization_report(cpp_source(ours.code))
+    out["times"] = medians(
+        {
+            "eager": lambda: program(*inputs),
+            "inductor": lambda: theirs(*inputs),
+            "tirc": lambda: ours(*inputs),
+        }
+    )
+    return out
+
+
+def _row(workload, m: dict) -> list[str]:
+    times, vec = m["times"], m["vectorization"]
+    slower = times["tirc"] > times["eager"]
+    cold = m["inductor_cold"] / m["tirc_cold"]
+    return [
+        workload[0],
+        workload[1],
+        f"{times['eager'] * 1e3:.3f}",
+        f"{times['inductor'] * 1e3:.3f}",
+        f"{times['tirc'] * 1e3:.3f}",
+        f"{times['tirc'] / times['inductor']:.2f}",
+        f"{times['tirc'] / times['eager']:.2f}" + (" (slower)" if slower else ""),
+        f"{m['inductor_cold']:.2f} / {m['tirc_cold']:.2f} ({cold:.1f}x)",
+        f"{m['inductor_warm']:.2f} / {m['tirc_warm']:.2f}",
+        f"{vec.vectorized}/{vec.loops}",
+    ]
+
+
 def run(selected, scratch: str) -> tuple[list[list[str]], list[str], dict]:
     from torch._inductor.utils import fresh_cache
 
@@ -192,47 +239,20 @@ def run(selected, scratch: str) -> tuple[list[list[str]], list[str], dict]:
         "tirc": _timed(lambda: _tirc_compile(lambda x: x * 2 + 1, warm_up, f"{scratch}/warm")),
         "inductor": _timed(lambda: _inductor_compile(lambda x: x * 2 + 1, warm_up)),
     }
-    rows, problems = [], []
+    rows, problems, missed_loops = [], [], []
     ratios, cold_ratios, warm_times = [], [], []
-    for k, (name, shape, program, make_inputs) in enumerate(selected):
+    for k, workload in enumerate(selected):
         torch.manual_seed(k)
-        inputs = make_inputs()
-        with torch.no_grad():
-            want = program(*inputs)
-            cache = f"{scratch}/tirc-{k}"
-            tirc_cold = _timed(lambda: _tirc_compile(program, inputs, cache))
-            tirc_warm_start = time.perf_counter()
-            ours = _tirc_compile(program, inputs, cache)
-            tirc_warm = time.perf_counter() - tirc_warm_start
-            with fresh_cache():
-                ind_cold = _timed(lambda: _inductor_compile(program, inputs))
-                ind_warm_start = time.perf_counter()
-                theirs = _inductor_compile(program, inputs)
-                ind_warm = time.perf_counter() - ind_warm_start
-            problem = _check(name, ours(*inputs), want)
-            if problem:
-                problems.append(problem)
-            times = medians(
-                {"eager": lambda: program(*inputs), "inductor": lambda: theirs(*inputs), "tirc": lambda: ours(*inputs)}
-            )
-        ratio = times["tirc"] / times["inductor"]
-        ratios.append(ratio)
-        cold_ratios.append(ind_cold / tirc_cold)
-        warm_times.append(tirc_warm)
-        slower = times["tirc"] > times["eager"]
-        rows.append(
-            [
-                name,
-                shape,
-                f"{times['eager'] * 1e3:.3f}",
-                f"{times['inductor'] * 1e3:.3f}",
-                f"{times['tirc'] * 1e3:.3f}",
-                f"{ratio:.2f}",
-                f"{times['tirc'] / times['eager']:.2f}" + (" (slower)" if slower else ""),
-                f"{ind_cold:.2f} / {tirc_cold:.2f} ({ind_cold / tirc_cold:.1f}x)",
-                f"{ind_warm:.2f} / {tirc_warm:.2f}",
-            ]
-        )
+        with torch.no_grad(), fresh_cache():
+            m = _measure(workload, f"{scratch}/tirc-{k}")
+        if m["problem"]:
+            problems.append(m["problem"])
+        missed_loops += [f"{workload[0]}: {loop}" for loop in m["vectorization"].missed]
+        times = m["times"]
+        ratios.append(times["tirc"] / times["inductor"])
+        cold_ratios.append(m["inductor_cold"] / m["tirc_cold"])
+        warm_times.append(m["tirc_warm"])
+        rows.append(_row(workload, m))
         print(" | ".join(rows[-1]), flush=True)
     summary = {
         "geomean": geomean(ratios),
@@ -240,6 +260,7 @@ def run(selected, scratch: str) -> tuple[list[list[str]], list[str], dict]:
         "min_cold_speedup": min(cold_ratios),
         "max_warm": max(warm_times),
         "startup": startup,
+        "missed_loops": missed_loops,
     }
     return rows, problems, summary
 
@@ -271,6 +292,7 @@ def report(rows, problems, summary) -> str:
         "tirc/eager",
         "cold compile s: inductor / tirc",
         "warm compile s: inductor / tirc",
+        "simd loops vectorized",
     ]
     verdict = [
         f"- geometric mean tirc/inductor: {summary['geomean']:.3f} (criterion: at most 1.0)",
@@ -280,6 +302,8 @@ def report(rows, problems, summary) -> str:
         f"- process start-up (first graph, not in the table): inductor {summary['startup']['inductor']:.1f} s, "
         f"tirc {summary['startup']['tirc']:.1f} s",
         f"- correctness against eager: {'; '.join(problems) or 'all match'}",
+        "- simd loops g++ did not vectorize (its -fopt-info-vec report): "
+        + ("; ".join(summary["missed_loops"]) or "none"),
     ]
     return "\n".join(
         [

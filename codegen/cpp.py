@@ -16,6 +16,7 @@ computed in float32 (the lowering inserts the casts).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import sympy
@@ -436,17 +437,30 @@ def _lanes_body(plan: KernelPlan, dim: int, lines: list[str]) -> None:
     for var, dtype in arrays.items():
         lines.append(f"{pad}{C_TYPES[dtype]} {var}[{LANES}];")
     body = _Body(lines, frozenset(arrays))
-    pending: list = []
-    for step in list(plan.steps) + [None]:
-        if isinstance(step, Loop) or step is None:
-            if pending:
-                _lane_loop(lines, depth, lane_var, lambda p: [body.statement(s, p) for s in pending])
-                pending = []
-            if step is not None:
-                _lane_pass(plan, step, body, depth, lane_var)
+    for group in _groups(plan.steps):
+        if isinstance(group, Loop):
+            _lane_pass(plan, group, body, depth, lane_var)
         else:
-            pending.append(step)
+            _lane_loop(lines, depth, lane_var, functools.partial(_statements, body, group))
     _close(lines, depth, len(nest))
+
+
+def _groups(steps) -> list:
+    """The steps with each run of per-row statements gathered in a list."""
+    out: list = []
+    for step in steps:
+        if isinstance(step, Loop):
+            out.append(step)
+        elif out and isinstance(out[-1], list):
+            out[-1].append(step)
+        else:
+            out.append([step])
+    return out
+
+
+def _statements(body: _Body, statements, pad: str) -> None:
+    for stmt in statements:
+        body.statement(stmt, pad)
 
 
 def _row_vars(plan: KernelPlan) -> dict[str, str]:

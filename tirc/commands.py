@@ -107,7 +107,9 @@ def _compile(args) -> int:
         text = print_ir(module)  # the capture dump, now with the sha256s
     repro = Reproducers(Path(dump_dir or "."))
     dump = recording(options, writer)  # check_determinism: keeps every file to compare
-    compiled = compile_module(module, options, dump, args.stop_after, capture_text=text, repro=repro, cache=True)
+    compiled = compile_module(
+        module, options, dump, args.stop_after, capture_text=text, repro=repro, cache=True
+    )
     check_rerun(dump, compile_args(args))
     _summary(compiled, options, dump_dir if writer else None)
     if not args.check:

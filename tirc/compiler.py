@@ -132,4 +132,10 @@ def compile_module(
 
 def _cacheable(module: Module, options: Options, dump, stop_after) -> bool:
     debugging = options.fault is not None or options.check_determinism
-    return module.stage == "capture" and dump is None and stop_after is None and not debugging and code_cache.enabled()
+    return (
+        module.stage == "capture"
+        and dump is None
+        and stop_after is None
+        and not debugging
+        and code_cache.enabled()
+    )

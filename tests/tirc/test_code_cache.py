@@ -97,7 +97,13 @@ def test_two_processes_compile_the_same_graph_at_once(tmp_path):
     a file lock, code entries renamed into place): both succeed and agree."""
     env = dict(os.environ, TIRC_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
     procs = [
-        subprocess.Popen([sys.executable, "-c", CONCURRENT], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", CONCURRENT],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(2)
     ]
     results = [p.communicate(timeout=300) for p in procs]

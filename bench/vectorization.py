@@ -1,0 +1,67 @@
+"""Which `#pragma omp simd` loops of generated C++ g++ actually vectorized,
+read from its own report (`-fopt-info-vec-optimized`), with the flags tirc
+compiles with. Used by `bench/cpu.py`."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from codegen.cache import CXX_FLAGS, compiler, vector_math_flags
+
+# A loop counts as vectorized when g++ vectorized it, or replaced it whole
+# by a library call (a copy or a fill becomes memcpy/memset).
+_VECTORIZED = re.compile(
+    r"^[^:]+:(\d+):\d+: optimized: (loop vectorized|Loop \d+ distributed: split to 0 loops and \d+ library calls)"
+)
+
+
+@dataclass(frozen=True)
+class Report:
+    loops: int  # `omp simd` loops in the source
+    vectorized: int
+    missed: tuple[str, ...]  # "kernel: first line of the loop" for each one not vectorized
+
+
+def cpp_source(code: str) -> str:
+    """The C++ text of a generated output_code.py."""
+    start = code.index('CPP_SOURCE = r"""') + len('CPP_SOURCE = r"""')
+    return code[start : code.index('"""', start)]
+
+
+def _simd_loops(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(first line, last line, kernel) of each loop under `#pragma omp simd`, 1-based."""
+    loops, kernel = [], "?"
+    for k, line in enumerate(lines):
+        if line.startswith("// k"):
+            kernel = line[3:].split(":")[0].strip()
+        if "#pragma omp simd" not in line:
+            continue
+        depth, end = 0, k + 1
+        for end in range(k + 1, len(lines)):
+            depth += lines[end].count("{") - lines[end].count("}")
+            if depth <= 0:
+                break
+        loops.append((k + 1, end + 1, kernel))
+    return loops
+
+
+def report(source: str) -> Report:
+    lines = source.splitlines()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "kernels.cpp"
+        path.write_text(source)
+        report_flags = ["-fopt-info-vec-optimized", "-fopt-info-loop-optimized"]
+        flags = [*CXX_FLAGS, *report_flags, str(path), "-o", str(Path(tmp) / "k.so")]
+        result = subprocess.run([compiler(), *flags, *vector_math_flags()], capture_output=True, text=True)
+    hits = [int(m.group(1)) for m in map(_VECTORIZED.match, result.stderr.splitlines()) if m]
+    loops = _simd_loops(lines)
+    missed = tuple(
+        f"{kernel}: {lines[first].strip()}"
+        for first, last, kernel in loops
+        if not any(first <= hit <= last for hit in hits)
+    )
+    return Report(len(loops), len(loops) - len(missed), missed)
