@@ -112,3 +112,27 @@ def test_two_processes_compile_the_same_graph_at_once(tmp_path):
     assert len(list((tmp_path / "cpp").rglob("*.so"))) == 1
     assert len(list((tmp_path / "code").rglob("*.json"))) == 1
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_compile_leaves_the_garbage_collector_as_it_was(tmp_path, monkeypatch):
+    """tirc.compile pauses the cyclic collector (compile time) and restores it,
+    also when the compile fails."""
+    import gc
+
+    import pytest
+
+    from ir_text import TircError
+
+    monkeypatch.setenv("TIRC_CACHE_DIR", str(tmp_path))
+    assert gc.isenabled()
+    tirc.compile(program, inputs())
+    assert gc.isenabled()
+    with pytest.raises(TircError):
+        tirc.compile(program, inputs(), options={"no_such_option": 1})
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        tirc.compile(program, inputs())
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
