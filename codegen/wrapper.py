@@ -16,7 +16,6 @@ from .cache import start_build
 from .faults import miscompiled
 from .kernel_plan import identifiers, plan_kernel
 
-
 # Where the C++ source goes in output_code.py, filled in after formatting.
 _SOURCE_SLOT = "@TIRC_CPP_SOURCE@"
 
