@@ -52,8 +52,8 @@ def render_kernel(plan: KernelPlan, linkage: str = 'extern "C"') -> str:
         _scan_body(plan, scan, lines)
     elif not plan.loops:
         _pointwise_body(plan, lines)
-    elif _lane_dim(plan) is not None:
-        _lanes_body(plan, _lane_dim(plan), lines)
+    elif (lane_dim := _lane_dim(plan)) is not None:
+        _lanes_body(plan, lane_dim, lines)
     else:
         _rows_body(plan, lines)
     lines.append("}")
@@ -393,9 +393,9 @@ def _rindex(sizes) -> str:
 def _step(expression, var: str) -> sympy.Expr:
     """How much an index grows when `var` grows by one."""
     expression = sympy.sympify(expression)
-    symbol = sympy.Symbol(var, integer=True)
-    symbols = {s.name: s for s in expression.free_symbols}
-    symbol = symbols.get(var, symbol)
+    symbol = next((s for s in expression.free_symbols if s.name == var), None)
+    if symbol is None:
+        return sympy.Integer(0)
     return sympy.expand(expression.xreplace({symbol: symbol + 1}) - expression)
 
 

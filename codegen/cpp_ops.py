@@ -167,8 +167,8 @@ COMBINE = {
 # selects run 3x slower there) and an int NaN flag beside, and any/all use
 # ints, as bool accumulators do not vectorize.
 SIMD_REDUCTION = {
-    "sum": (None, "+", None, "{acc} = {acc} + {v};"),
-    "prod": (None, "*", None, "{acc} = {acc} * {v};"),
+    "sum": (None, "+", None, COMBINE["sum"]),
+    "prod": (None, "*", None, COMBINE["prod"]),
     "max": (None, "max", None, "{acc} = {acc} > {v} ? {acc} : {v};"),
     "min": (None, "min", None, "{acc} = {acc} < {v} ? {acc} : {v};"),
     "any": ("int", "|", "0", "{acc} |= ({v} != 0);"),
