@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro fuzz opinfo lint format clean bench-cpu
+.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro fuzz opinfo lint format clean bench-cpu bench-gpu test-gpu
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -64,3 +64,10 @@ acceptance-repro: $(STAMP)
 # prints the table and puts it in bench/RESULTS.md (minutes; run on an otherwise idle machine).
 bench-cpu: $(STAMP)
 	$(PY) bench/cpu.py --write bench/RESULTS.md
+
+# Both need an NVIDIA GPU (docs/gpu.md).
+bench-gpu: $(STAMP)
+	$(PY) bench/gpu.py --write bench/RESULTS.md
+
+test-gpu: $(STAMP)
+	$(PY) tests/gpu/run_all.py

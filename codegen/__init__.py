@@ -3,6 +3,7 @@
 from .cache import cache_dir
 from .loader import load_output_code
 from .runtime import random_input
+from .triton_tune import tune_launches, tuning_target
 from .wrapper import generate
 
-__all__ = ["cache_dir", "generate", "load_output_code", "random_input"]
+__all__ = ["cache_dir", "generate", "load_output_code", "random_input", "tune_launches", "tuning_target"]

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import keyword
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sympy
 
-from ir_text import Module, index_var
-from scheduler import kernel_io, kernel_space
+from ir_text import Module, index_var, value_names
+from scheduler import extern_kernels, kernel_io, kernel_space, users
 
 
 @dataclass(frozen=True)
@@ -90,6 +90,9 @@ class KernelPlan:
     # A kernel of several loop nests: one plan per nest, run in order (each
     # with the params it uses); the kernel's own steps are then empty.
     nests: tuple = ()
+    # The kernel's `triton_config` attribute: [XBLOCK, RBLOCK (0: none),
+    # num_warps, num_stages], pinned by the tuner or by hand; None: heuristic.
+    launch: tuple[int, ...] | None = None
 
     @property
     def statements(self) -> tuple:
@@ -173,6 +176,20 @@ def identifiers(names: dict[int, str]) -> dict[int, str]:
     return out
 
 
+def module_plans(module: Module) -> list[tuple[object, KernelPlan]]:
+    """(kernel, plan) of every kernel of a memplan-stage module but extern calls."""
+    names = value_names(module)
+    ids = identifiers(names)
+    user_map = users(module)
+    externs = extern_kernels(module)
+    shared = in_place_pairs(module)
+    return [
+        (k, plan_kernel(module, k, names, ids, user_map, shared.get(k.name.name, frozenset())))
+        for k in module.kernels
+        if k.name.name not in externs
+    ]
+
+
 def plan_kernel(
     module: Module, kernel, names: dict[int, str], ids: dict[int, str], user_map, in_place=frozenset()
 ) -> KernelPlan:
@@ -181,7 +198,9 @@ def plan_kernel(
     aliased = frozenset(ids[key] for key in in_place)
     nests = kernel.loop_nests()
     if len(nests) == 1:
-        return _plan_nest(module, kernel, kernel.name.name, None, user_map, names, ids, aliased)
+        plan = _plan_nest(module, kernel, kernel.name.name, None, user_map, names, ids, aliased)
+        pinned = dict(kernel.attrs).get("triton_config")
+        return plan if pinned is None else replace(plan, launch=tuple(pinned))
     plans = tuple(
         _plan_nest(module, kernel, f"{kernel.name.name}_{j}", nest, user_map, names, ids, aliased)
         for j, nest in enumerate(nests)
@@ -359,3 +378,20 @@ def _row_step(stmt, elem: set[str], ready: dict[str, int], pass_of: dict[int, in
     if stmt.var in elem:
         return None
     return ready[stmt.var]
+
+
+def in_place_pairs(module: Module) -> dict[str, frozenset]:
+    """Per launched kernel, the buffers it reads and writes in the same storage
+    (a reuse line just before the launch that reads the old buffer)."""
+    out: dict[str, set] = {}
+    for k, line in enumerate(module.wrapper):
+        if line.op == "reuse" and reads_next(module.wrapper, k, line.operands[0]):
+            call = next(x for x in module.wrapper[k + 1 :] if x.op in ("launch", "extern"))
+            out.setdefault(call.kernel.name, set()).update((id(line.operands[0]), id(line.results[0])))
+    return {name: frozenset(ids) for name, ids in out.items()}
+
+
+def reads_next(wrapper, k: int, old) -> bool:
+    """Whether the launch after wrapper line `k` reads `old` (it writes in place)."""
+    call = next((x for x in wrapper[k + 1 :] if x.op in ("launch", "extern")), None)
+    return call is not None and any(v is old for v in call.operands)

@@ -1,14 +1,26 @@
 """Triton kernels, one per fused kernel, in the shape its plan needs:
 
 - pointwise: a 1-D block over the flattened iteration space; loop variables
-  are recovered from `xindex` with // and %.
-- reduction: a 2-D tile of output elements (XBLOCK) by reduction lanes
-  (RBLOCK). A loop walks the reduction in chunks of RBLOCK, each lane keeping
-  its own partial result; the lanes of a row are combined after the loop (as
-  Inductor's looped reductions), and the epilogue runs on an [XBLOCK, 1] column.
+  are recovered from `xindex` with // and % (a contiguous access uses
+  `xindex` itself).
+- persistent reduction (rows up to triton_configs.PERSISTENT_MAX): a 2-D tile
+  of XBLOCK whole rows; every pass of the plan runs on the same registers, so
+  each input is read once, and the epilogue runs on an [XBLOCK, 1] column.
+- looped reduction: a loop walks each row in chunks of RBLOCK, each lane
+  keeping its own partial result, combined after the loop (as Inductor's
+  looped reductions); a sum of exp(a - max(a)) after a max of a folds into
+  the max's pass (online softmax, triton_online.py).
+- outer reduction: a looped reduction over a strided dimension (a column
+  sum), tiled wide along the contiguous rows.
 - scan: a 2-D tile of rows (every element but the scanned dimension) by RBLOCK
   positions along it; each chunk is scanned with tl.cumsum/tl.cumprod and the
   running total is carried to the next chunk.
+
+Blocks that tile their extent exactly get constant masks, which Triton folds
+away; offsets are int32 unless some live offset reaches 2**31. Block sizes,
+warps and stages come from triton_configs.py: the heuristic's choice, or
+the config a kernel's `triton_config` attribute pins (the winner of timing
+the alternatives on the GPU at compile time, triton_tune.py).
 
 The same source runs on NVIDIA GPUs and, with TRITON_INTERPRET=1, on the CPU.
 Only `triton.language` core functions are used (libdevice does not run under
@@ -18,14 +30,17 @@ the interpreter), so functions it lacks are spelled with identities.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sympy
 import torch
 
-from ir_text import FloorDiv, IndexStyle, Mod, render_index, to_torch
+from ir_text import FloorDiv, IndexStyle, Mod, index_var, render_index, to_torch
 
+from . import triton_configs, triton_online
 from .kernel_plan import Compute, KernelPlan, Load, Loop, Reduce, Scan, Store
+from .triton_configs import LaunchConfig
+from .triton_helpers import _HELPER_DEPS, HELPERS
 
 TL_TYPES = {
     "b8": "tl.int1",
@@ -49,9 +64,8 @@ TRITON_INDEX = IndexStyle(
 SIGNED_INDEX = IndexStyle(
     floordiv="_floordiv({}, {})", mod="_remainder({}, {})", min="tl.minimum({}, {})", max="tl.maximum({}, {})"
 )
-XBLOCK_MAX = 1024
-RBLOCK_MAX = 1024
-TILE_MAX = 4096  # XBLOCK * RBLOCK of reduction and scan kernels
+# Lanes a block may run past its extent (masked): the int32 decision allows for them.
+BLOCK_OVERRUN = 2**16
 
 _NAN = "tl.PropagateNan.ALL"
 _OPS = {
@@ -117,160 +131,6 @@ _INT_OPS = {"floor": "{0}", "ceil": "{0}", "trunc": "{0}", "round": "{0}"}
 _BOOL_OPS = {"add": "({0} | {1})", "mul": "({0} & {1})", "maximum": "({0} | {1})", "minimum": "({0} & {1})"}
 SUPPORTED_OPS = frozenset(_OPS) | {"load", "store", "constant", "index", "indirect", "reduce", "scan"}
 
-# Helpers for ops triton.language lacks; emitted once per module, when used.
-# A dtype branch is an if/else with one return: compiled Triton (unlike the
-# interpreter) still builds the code after an early return in a constexpr if.
-HELPERS = {
-    "_round_half_even": """
-@triton.jit
-def _round_half_even(x):
-    r = tl.floor(x + 0.5)
-    tie = (r - x) == 0.5
-    odd = (r - 2.0 * tl.floor(r * 0.5)) != 0
-    return tl.where(tie & odd, r - 1.0, r)
-""",
-    "_floordiv": """
-@triton.jit
-def _floordiv(a, b):
-    if a.dtype.is_floating():
-        q = tl.floor(a / b)
-    else:
-        q = a // b
-        q = tl.where(((a % b) != 0) & ((a < 0) != (b < 0)), q - 1, q)
-    return q
-""",
-    "_remainder": """
-@triton.jit
-def _remainder(a, b):
-    if a.dtype.is_floating():
-        r = a - b * tl.floor(a / b)
-    else:
-        r = a % b
-        r = tl.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
-    return r
-""",
-    "_pow": """
-@triton.jit
-def _pow(a, b):
-    if a.dtype.is_floating():
-        mag = tl.exp(b * tl.log(tl.abs(a)))
-        b_odd = (b - 2.0 * tl.floor(b * 0.5)) == 1.0
-        b_int = tl.floor(b) == b
-        neg = tl.where(b_int, tl.where(b_odd, -mag, mag), float("nan"))
-        zero = tl.where(b == 0, 1.0, tl.where(b > 0, 0.0, float("inf")))
-        out = tl.where(a > 0, mag, tl.where(a == 0, zero, neg))
-        acc = tl.where(b == 0, 1.0, out)
-    else:
-        # Integers: square and multiply, wrapping as PyTorch does; a negative
-        # exponent gives 0 except for bases 1 and -1.
-        acc = tl.full(a.shape, 1, a.dtype)
-        base = a
-        e = tl.where(b < 0, 0, b)
-        for _ in tl.static_range(63):
-            acc = tl.where((e & 1) != 0, acc * base, acc)
-            base = base * base
-            e = e >> 1
-        if a.dtype.is_int_signed():
-            odd = (b & 1) != 0
-            negative = tl.where(a == 1, 1, tl.where(a == -1, tl.where(odd, -1, 1), 0)).to(a.dtype)
-            acc = tl.where(b < 0, negative, acc)
-    return acc
-""",
-    "_atan": """
-@triton.jit
-def _atan(x):
-    # atan by range reduction to |t| <= tan(pi/12) and a short series.
-    ax = tl.abs(x)
-    inv = ax > 1.0
-    t = tl.where(inv, 1.0 / ax, ax)
-    shift = t > 0.2679491924311227
-    t = tl.where(shift, (t - 0.5773502691896257) / (1.0 + 0.5773502691896257 * t), t)
-    t2 = t * t
-    p = t * (1.0 - t2 * (0.3333333333333333 - t2 * (0.2 - t2 * (0.14285714285714285 - t2 * 0.1111111111111111))))
-    p = tl.where(shift, p + 0.5235987755982988, p)
-    p = tl.where(inv, 1.5707963267948966 - p, p)
-    return tl.where(x < 0, -p, p)
-""",
-    "_asin": """
-@triton.jit
-def _asin(x):
-    return _atan(x / tl.sqrt((1.0 - x) * (1.0 + x)))
-""",
-    "_atan2": """
-@triton.jit
-def _atan2(y, x):
-    a = _atan(y / x)
-    pi = 3.141592653589793
-    a = tl.where(x < 0, tl.where(y < 0, a - pi, a + pi), a)
-    a = tl.where(x == 0, tl.where(y > 0, pi / 2, tl.where(y < 0, -pi / 2, 0.0)), a)
-    return a
-""",
-}
-# Round to nearest even explicitly: the interpreter's float->bfloat16 cast truncates.
-HELPERS["_to_bf16"] = """
-@triton.jit
-def _to_bf16(x):
-    x = x.to(tl.float32)
-    u = x.to(tl.uint32, bitcast=True)
-    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
-    rounded = u.to(tl.float32, bitcast=True)
-    return tl.where(x != x, x, rounded).to(tl.bfloat16)
-"""
-# Row reductions of a 2-D tile (along axis 1), for the end of a reduction loop.
-HELPERS["_mul"] = """
-@triton.jit
-def _mul(a, b):
-    return a * b
-"""
-HELPERS["_max_rows"] = """
-@triton.jit
-def _max_rows(x):
-    # tl.max drops NaNs (the interpreter's nanmax, the GPU's maxnum); torch.amax keeps them.
-    m = tl.max(x, 1)
-    if x.dtype.is_floating():
-        m = tl.where(tl.max((x != x).to(tl.int8), 1) != 0, float("nan"), m)
-    return m
-"""
-HELPERS["_min_rows"] = """
-@triton.jit
-def _min_rows(x):
-    m = tl.min(x, 1)
-    if x.dtype.is_floating():
-        m = tl.where(tl.max((x != x).to(tl.int8), 1) != 0, float("nan"), m)
-    return m
-"""
-# Each lane holds its best value and the first index holding it; a row's
-# result is the smallest index among the lanes that hold the row's best value
-# (a NaN above all), so ties and NaNs resolve to the first, as in ATen. Two
-# plain reductions rather than a tuple tl.reduce, which the interpreter runs
-# element by element.
-HELPERS["_argmax_rows"] = """
-@triton.jit
-def _argmax_rows(value, index):
-    best = _max_rows(value)[:, None]
-    hit = (value == best) | ((value != value) & (best != best))
-    return tl.min(tl.where(hit, index, 9223372036854775807), 1)
-"""
-HELPERS["_argmin_rows"] = """
-@triton.jit
-def _argmin_rows(value, index):
-    best = _min_rows(value)[:, None]
-    hit = (value == best) | ((value != value) & (best != best))
-    return tl.min(tl.where(hit, index, 9223372036854775807), 1)
-"""
-HELPERS["_last_column"] = """
-@triton.jit
-def _last_column(x):
-    last = tl.arange(0, x.shape[1])[None, :] == x.shape[1] - 1
-    return tl.sum(tl.where(last, x, 0), 1)[:, None]
-"""
-_HELPER_DEPS = {
-    "_asin": ("_atan",),
-    "_atan2": ("_atan",),
-    "_argmax_rows": ("_max_rows",),
-    "_argmin_rows": ("_min_rows",),
-}
-
 # Per-lane accumulation of a reduction and the combination of a row's lanes
 # after the loop; {acc} is the lane accumulator, {v} this chunk's value.
 _ACCUMULATE = {
@@ -335,6 +195,7 @@ class _Tile:
     shape: str
     mask: str
     axes: tuple[frozenset[str], ...]
+    flat: object = None  # the index that `xindex` equals, if any
 
 
 class _Kernel:
@@ -344,15 +205,26 @@ class _Kernel:
         self.plan = plan
         self.ranges = {f"i{k}": s for k, s in enumerate(plan.ranges)}
         self.ranges.update({f"r{k}": s for k, s in enumerate(plan.reduction)})
+        self.constants = {}  # var -> value of the plan's constants
+        self.passes = 1  # loops over each row (a looped reduction may make several)
+        self.persistent = False
         for stmt in plan.statements:
             if isinstance(stmt, Compute) and stmt.op == "indirect":
                 self.ranges[stmt.var] = dict(stmt.attrs)["size"]
+            if isinstance(stmt, Compute) and stmt.op == "constant":
+                self.constants[stmt.var] = dict(stmt.attrs)["value"]
         self.index_type = "tl.int64" if self._largest_index() >= 2**31 else "tl.int32"
+        # Whether every config's blocks tile the rows (and the reduction) exactly.
+        config = launch_config(plan)
+        self.full_x = all(config.xnumel % c.xblock == 0 for c in config.configs)
+        self.full_r = config.rnumel is not None and all(
+            c.rblock and config.rnumel >= c.rblock and config.rnumel % c.rblock == 0 for c in config.configs
+        )
 
     def _largest_index(self) -> int:
         # Flat indices run up to a block past their extent; masked lanes may
         # overflow harmlessly, so only live lanes' offsets count.
-        largest = max(_numel(self.plan.ranges), _numel(self.plan.reduction)) + TILE_MAX
+        largest = max(_numel(self.plan.ranges), _numel(self.plan.reduction)) + BLOCK_OVERRUN
         for stmt in self.plan.statements:
             if isinstance(stmt, (Load, Store)):
                 largest = max(largest, _magnitude(sympy.sympify(stmt.index), self.ranges))
@@ -371,24 +243,48 @@ class _Kernel:
 
     def xindex(self, suffix: str) -> list[str]:
         pid = "tl.program_id(0)" if self.index_type == "tl.int32" else "tl.program_id(0).to(tl.int64)"
-        return [f"    xindex = {pid} * XBLOCK + tl.arange(0, XBLOCK){suffix}", "    xmask = xindex < xnumel"]
+        lines = [f"    xindex = {pid} * XBLOCK + tl.arange(0, XBLOCK){suffix}"]
+        if self.full_x:
+            # Every block is full: a constant mask, which Triton folds away.
+            shape = "[XBLOCK, 1]" if suffix else "[XBLOCK]"
+            return lines + [f"    xmask = tl.full({shape}, 1, tl.int1)"]
+        return lines + ["    xmask = xindex < xnumel"]
 
-    def rindex(self) -> list[str]:
+    def rindex(self, pad: str, start: str) -> list[str]:
         lanes = "tl.arange(0, RBLOCK)[None, :]"
         if self.index_type != "tl.int32":
             lanes += ".to(tl.int64)"
+        rmask = "tl.full([1, RBLOCK], 1, tl.int1)" if self.full_r else "rindex < rnumel"
         return [
-            f"        rindex = roffset + {lanes}",
-            "        rmask = rindex < rnumel",
-            "        mask = xmask & rmask",
+            f"{pad}rindex = {start}{lanes}",
+            f"{pad}rmask = {rmask}",
+            f"{pad}mask = xmask & rmask",
         ]
 
     def statement(self, stmt, tile: _Tile) -> str:
         if isinstance(stmt, Load):
-            return f"{stmt.var} = tl.load(p_{stmt.source} + {self.offset(stmt.index, tile)}, {tile.mask}, other=0)"
+            where = f"p_{stmt.source} + {self.offset(stmt.index, tile)}, {tile.mask}, other=0"
+            return f"{stmt.var} = tl.load({where}{self.eviction(stmt, tile)})"
         if isinstance(stmt, Store):
             return f"tl.store(p_{stmt.target} + {self.offset(stmt.index, tile)}, {stmt.var}, {tile.mask})"
         return f"{stmt.var} = {self.expr(stmt, tile)}"
+
+    def eviction(self, stmt: Load, tile: _Tile) -> str:
+        """A cache hint for a reduction's per-element loads (as Inductor's): an
+        input read many times over (a weight, a mask broadcast over rows) stays
+        in L2; one streamed through once makes way first."""
+        if len(tile.axes) != 2 or not self.plan.reduction:
+            return ""
+        names = {s.name for s in sympy.sympify(stmt.index).free_symbols}
+        if any(n.startswith("ind") for n in names):
+            return ""
+        extent = _magnitude(sympy.sympify(stmt.index), self.ranges) + 1
+        if extent * 8 <= _numel(self.plan.ranges) * _numel(self.plan.reduction):
+            return ', eviction_policy="evict_last"'
+        # Streamed once by a looped reduction: make way first (a row read
+        # again by a later pass had better stay; a persistent kernel's single
+        # read measured no better with the hint).
+        return ', eviction_policy="evict_first"' if self.passes == 1 and not self.persistent else ""
 
     def expr(self, stmt: Compute, tile: _Tile) -> str:
         attrs = dict(stmt.attrs)
@@ -401,6 +297,8 @@ class _Kernel:
             return f"tl.where({arg} < 0, {arg} + {attrs['size']}, {arg}).to(tl.int64)"
         if stmt.op == "to_dtype" and stmt.dtype == "bf16":
             return f"_to_bf16({stmt.args[0]})"
+        if stmt.op == "pow" and self.constants.get(stmt.args[1]) == 2:
+            return f"({stmt.args[0]} * {stmt.args[0]})"  # exactly pow(x, 2), without exp and log
         template = _OPS[stmt.op]
         if stmt.dtype == "b8":
             template = _BOOL_OPS.get(stmt.op, template)
@@ -416,7 +314,10 @@ class _Kernel:
     def offset(self, expr, tile: _Tile) -> str:
         """The index as offsets of the tile's shape: pointers must have the
         shape of the mask, so an index not varying along every axis is broadcast."""
-        names = {s.name for s in sympy.sympify(expr).free_symbols}
+        expr = sympy.sympify(expr)
+        if tile.flat is not None and sympy.expand(expr - tile.flat) == 0:
+            return "(xindex)"  # contiguous: no // and % to recover the variables
+        names = {s.name for s in expr.free_symbols}
         text = self.index(expr)
         # Indirect indices are loaded values, which have the tile's shape.
         if any(n.startswith("ind") for n in names) or all(names & axis for axis in tile.axes):
@@ -479,13 +380,13 @@ def _names(variables) -> frozenset[str]:
 
 def render_kernel(plan: KernelPlan) -> str:
     kernel = _Kernel(plan)
-    scan = _scan_statement(plan)
-    if plan.loops:
-        lines = _reduction_kernel(kernel)
-    elif scan is not None:
-        lines = _scan_kernel(kernel, scan)
-    else:
+    kind = launch_config(plan).kind
+    if kind == "scan":
+        lines = _scan_kernel(kernel, _scan_statement(plan))
+    elif kind == "pointwise":
         lines = _pointwise_kernel(kernel)
+    else:
+        lines = _reduction_kernel(kernel, persistent=kind == "persistent")
     return "\n".join(lines)
 
 
@@ -496,16 +397,28 @@ def _scan_statement(plan: KernelPlan):
 
 def _pointwise_kernel(kernel: _Kernel) -> list[str]:
     variables = [(f"i{k}", s) for k, s in enumerate(kernel.plan.ranges)]
-    tile = _Tile("[XBLOCK]", "xmask", (_names(variables),))
+    tile = _Tile("[XBLOCK]", "xmask", (_names(variables),), _row_major(variables))
     lines = kernel.header(["xnumel"], ["XBLOCK"]) + kernel.xindex("")
     lines += _unflatten("xindex", variables, "    ")
     lines += ["    " + kernel.statement(s, tile) for s in kernel.plan.statements]
     return lines
 
 
-def _reduction_kernel(kernel: _Kernel) -> list[str]:
-    """A block of XBLOCK rows; per-row statements on [XBLOCK, 1] columns, and
-    one loop over the r-variables, RBLOCK at a time, per pass of the plan."""
+def _row_major(variables) -> object:
+    """The flat index of row-major loop variables: `xindex` itself."""
+    flat, stride = sympy.Integer(0), 1
+    for name, size in reversed(variables):
+        flat += stride * index_var(name)
+        stride *= size
+    return flat
+
+
+def _reduction_kernel(kernel: _Kernel, persistent: bool) -> list[str]:
+    """A block of XBLOCK rows; per-row statements on [XBLOCK, 1] columns. A
+    persistent kernel holds whole rows (RBLOCK >= rnumel): every pass of the
+    plan runs on the same tile, and a value recomputed in several passes is
+    computed once. Otherwise each pass is a loop over the r-variables, RBLOCK
+    at a time."""
     plan = kernel.plan
     outputs = [(f"i{k}", s) for k, s in enumerate(plan.ranges)]
     reduced = [(f"r{k}", s) for k, s in enumerate(plan.reduction)]
@@ -513,15 +426,70 @@ def _reduction_kernel(kernel: _Kernel) -> list[str]:
     column = _Tile("[XBLOCK, 1]", "xmask", (_names(outputs),))
     lines = kernel.header(["xnumel", "rnumel"], ["XBLOCK", "RBLOCK"]) + kernel.xindex("[:, None]")
     lines += _unflatten("xindex", outputs, "    ")
-    for step in plan.steps:
+    values = _Values(plan.aliased) if persistent else None
+    folded, emptied = ({}, set()) if persistent else triton_online.online_sums(plan)
+    kernel.passes = 1 if persistent else len(plan.loops) - len(emptied)
+    kernel.persistent = persistent
+    if persistent:
+        lines += kernel.rindex("    ", "")
+        lines += _unflatten("rindex", reduced, "    ")
+    for k, step in enumerate(plan.steps):
         if isinstance(step, Loop):
-            lines += _reduction_pass(kernel, step, loop, reduced)
-        else:
+            if k not in emptied:
+                lines += _reduction_pass(kernel, step, loop, reduced, values, folded.get(k, []))
+            continue
+        step = values.rename(step) if values else step
+        if step is not None:
             lines.append("    " + kernel.statement(step, column))
     return lines
 
 
-def _reduction_pass(kernel: _Kernel, pass_: Loop, loop: _Tile, reduced) -> list[str]:
+class _Values:
+    """The values of a persistent kernel: each pass of a plan recomputes the
+    per-element values it needs (as looped reductions must); with the row in
+    registers each is computed once, and equal loads and computations (a
+    program that reads one input twice) share one variable."""
+
+    def __init__(self, aliased: frozenset[str]):
+        self.aliased = aliased
+        self.defined: set[str] = set()
+        self.alias: dict[str, str] = {}
+        self.seen: dict[tuple, str] = {}
+
+    def rename(self, stmt):
+        """`stmt` over the variables already computed, or None when its value
+        already has one."""
+        if isinstance(stmt, Store):
+            return replace(stmt, var=self.alias.get(stmt.var, stmt.var))
+        if isinstance(stmt, Reduce):
+            return replace(stmt, arg=self.alias.get(stmt.arg, stmt.arg))
+        if stmt.var in self.defined:
+            return None
+        self.defined.add(stmt.var)
+        key = None
+        if isinstance(stmt, Load):
+            indirect = any(s.name.startswith("ind") for s in sympy.sympify(stmt.index).free_symbols)
+            if stmt.source not in self.aliased and not indirect:
+                key = ("load", stmt.source, str(stmt.index), stmt.dtype)
+        elif isinstance(stmt, Compute):
+            stmt = replace(stmt, args=tuple(self.alias.get(a, a) for a in stmt.args))
+            # Indirect indices are named in index expressions: never renamed.
+            if stmt.op != "indirect":
+                key = (stmt.op, stmt.args, repr(stmt.attrs), stmt.dtype)
+        if key is not None and key in self.seen:
+            self.alias[stmt.var] = self.seen[key]
+            return None
+        if key is not None:
+            self.seen[key] = stmt.var
+        return stmt
+
+
+def _reduction_pass(kernel: _Kernel, pass_: Loop, loop: _Tile, reduced, values, folded) -> list[str]:
+    """One pass over a row: a loop of RBLOCK chunks, or (persistent, `values`
+    given) the whole row at once; `folded`: online sums (triton_online.py)."""
+    pad = "    " if values else "        "
+    if values:
+        pass_ = Loop(tuple(s for s in map(values.rename, pass_.statements) if s is not None))
     reduces = [(s, *_accumulator(s)) for s in pass_.statements if isinstance(s, Reduce)]
     lines = []
     for reduce, kind, acc_dtype, _ in reduces:
@@ -531,30 +499,33 @@ def _reduction_pass(kernel: _Kernel, pass_: Loop, loop: _Tile, reduced) -> list[
             # Index 0 with the identity is right when no lane finds better: then
             # every element is the identity (or there are none), and the first is 0.
             lines.append(f"    {acc}_index = tl.zeros({loop.shape}, tl.int64)")
-    lines.append("    for roffset in range(0, rnumel, RBLOCK):")
-    lines += kernel.rindex()
-    lines += _unflatten("rindex", reduced, "        ")
+    lines += triton_online.init_lines(folded, _full)
+    online = {id(f.peak): f for f in folded}
+    if not values:
+        lines.append("    for roffset in range(0, rnumel, RBLOCK):")
+        lines += kernel.rindex("        ", "roffset + ")
+        lines += _unflatten("rindex", reduced, "        ")
     by_stmt = {id(r): (kind, value) for r, kind, _, value in reduces}
     for stmt in pass_.statements:
         if not isinstance(stmt, Reduce):
-            lines.append("        " + kernel.statement(stmt, loop))
+            lines.append(pad + kernel.statement(stmt, loop))
             continue
         kind, value = by_stmt[id(stmt)]
         acc = f"acc_{stmt.var}"
-        if kind in _BETTER:
+        if id(stmt) in online:
+            lines += triton_online.update_lines([online[id(stmt)]], pad, _NAN)
+        elif kind in _BETTER:
             lines += [
-                f"        take = mask & ({_BETTER[kind].format(acc=acc, v=value)})",
-                f"        {acc}_index = tl.where(take, rindex, {acc}_index)",
-                f"        {acc} = tl.where(take, {value}, {acc})",
+                f"{pad}take = mask & ({_BETTER[kind].format(acc=acc, v=value)})",
+                f"{pad}{acc}_index = tl.where(take, rindex, {acc}_index)",
+                f"{pad}{acc} = tl.where(take, {value}, {acc})",
             ]
         else:
-            lines.append(
-                f"        {acc} = tl.where(mask, {_ACCUMULATE[kind].format(acc=acc, v=value)}, {acc})"
-            )
+            lines.append(f"{pad}{acc} = tl.where(mask, {_ACCUMULATE[kind].format(acc=acc, v=value)}, {acc})")
     for reduce, kind, _, _ in reduces:
         lanes = _COMBINE_LANES[kind].format(acc=f"acc_{reduce.var}")
         lines.append(f"    {reduce.var} = {lanes}[:, None].to({TL_TYPES[reduce.dtype]})")
-    return lines
+    return lines + triton_online.combine_lines(folded, TL_TYPES.get)
 
 
 def _accumulator(reduce: Reduce) -> tuple[str, str, str]:
@@ -577,7 +548,7 @@ def _scan_kernel(kernel: _Kernel, scan: Scan) -> list[str]:
     lines += _unflatten("xindex", rows, "    ")
     lines.append(f"    {carry} = {_full('[XBLOCK, 1]', _identity(scan.kind, scan.dtype), scan.dtype)}")
     lines.append("    for roffset in range(0, rnumel, RBLOCK):")
-    lines += kernel.rindex()
+    lines += kernel.rindex("        ", "roffset + ")
     lines.append(f"        i{scan.dim} = rindex")
     for stmt in plan.statements:
         if stmt is not scan:
@@ -596,38 +567,78 @@ def helpers_used(plans: list[KernelPlan]) -> list[str]:
     used = {h for h in HELPERS if re.search(rf"\b{h}\b", text)}
     for h in list(used):
         used.update(_HELPER_DEPS.get(h, ()))
-    return [HELPERS[h].strip() for h in HELPERS if h in used]
-
-
-@dataclass(frozen=True)
-class LaunchConfig:
-    """How `call` launches a kernel: cdiv(xnumel, XBLOCK) programs; reduction
-    and scan kernels also take their inner extent, walked RBLOCK at a time."""
-
-    xnumel: int
-    xblock: int
-    rnumel: int | None = None
-    rblock: int | None = None
+    lines = [HELPERS[h].strip() for h in HELPERS if h in used]
+    if any("_INTERPRETED" in line for line in lines):
+        lines.insert(0, "_INTERPRETED = tl.constexpr(triton_runtime.interpreted())")
+    return lines
 
 
 def launch_config(plan: KernelPlan) -> LaunchConfig:
+    """The kernel's kind and configs: the heuristic's list, or the one config
+    its `triton_config` attribute pins (which may turn a persistent
+    reduction into a looped one, or back, by its RBLOCK)."""
+    config = candidate_configs(plan)
+    if plan.launch is None:
+        return config
+    xblock, rblock, warps, stages = plan.launch
+    kind = config.kind
+    if kind in ("persistent", "looped"):
+        whole = rblock >= triton_configs.power_of_two(config.rnumel, 2 * config.rnumel)
+        kind = "persistent" if whole else "looped"
+    return replace(config, kind=kind, configs=(triton_configs.Config(xblock, rblock or None, warps, stages),))
+
+
+def candidate_configs(plan: KernelPlan) -> LaunchConfig:
+    """The heuristic's kind and configs: the first is its choice, the rest
+    the alternatives the tuner times (triton_tune.py)."""
     scan = _scan_statement(plan)
     if plan.loops:
         xnumel, rnumel = _numel(plan.ranges), _numel(plan.reduction)
-    elif scan is not None:
+        if _outer(plan):
+            return triton_configs.outer(xnumel, rnumel)
+        if triton_configs.persistent_fits(rnumel):
+            return triton_configs.persistent(xnumel, rnumel)
+        return triton_configs.looped(xnumel, rnumel)
+    if scan is not None:
         rnumel = plan.ranges[scan.dim]
-        xnumel = _numel(s for k, s in enumerate(plan.ranges) if k != scan.dim)
-    else:
-        numel = _numel(plan.ranges)
-        return LaunchConfig(numel, max(16, _power_of_two(numel, XBLOCK_MAX)))
-    rblock = _power_of_two(rnumel, RBLOCK_MAX)
-    xblock = _power_of_two(xnumel, min(XBLOCK_MAX, TILE_MAX // rblock))
-    return LaunchConfig(xnumel, xblock, rnumel, rblock)
+        return triton_configs.scan(_numel(s for k, s in enumerate(plan.ranges) if k != scan.dim), rnumel)
+    return triton_configs.pointwise(_numel(plan.ranges))
 
 
-def _power_of_two(n: int, limit: int) -> int:
-    """The smallest power of two covering n, at most `limit`."""
-    block = 1
-    while block < n and block < limit:
-        block *= 2
-    return block
+def _outer(plan: KernelPlan) -> bool:
+    """Whether a reduction's loads are contiguous along its rows rather than
+    along the reduction (a column sum): it then wants wide, short tiles."""
+    if not plan.ranges or not plan.reduction:
+        return False
+    inner_i = index_var(f"i{len(plan.ranges) - 1}")
+    inner_r = index_var(f"r{len(plan.reduction) - 1}")
+    along_rows = along_reduction = 0
+    for loop in plan.loops:
+        for stmt in loop.statements:
+            if not isinstance(stmt, Load):
+                continue
+            index = sympy.sympify(stmt.index)
+            names = {s.name: s for s in index.free_symbols}
+            if inner_r.name not in names:
+                continue
+            along_reduction += _stride(index, names[inner_r.name]) == 1
+            along_rows += inner_i.name in names and _stride(index, names[inner_i.name]) == 1
+    return along_rows > along_reduction
+
+
+def _stride(index, symbol):
+    """The coefficient of `symbol` in an index, or None where it is not linear in it."""
+    step = index.xreplace({symbol: symbol + 1}) - index
+    step = sympy.simplify(step)
+    return int(step) if step.is_Integer else None
+
+
+def launch_call(plan: KernelPlan, args: list[str]) -> str:
+    """The line of `call` that launches the kernel with its config: the one
+    its `triton_config` pins (chosen by timing on the GPU at compile time,
+    triton_tune.py), else the heuristic's."""
+    config = launch_config(plan)
+    args = args + [str(config.xnumel)] + ([] if config.rnumel is None else [str(config.rnumel)])
+    chosen = config.configs[0]
+    grid = f"(triton.cdiv({config.xnumel}, {chosen.xblock}),)"
+    return f"{plan.name}[{grid}]({', '.join(args)}, {chosen.meta()})"

@@ -9,12 +9,11 @@ import black
 import math
 
 from ir_text import Device, Enum, Module, Value, enum_value, to_torch, value_names
-from scheduler import extern_kernels, users
 
 from . import cpp, triton
 from .cache import start_build
 from .faults import miscompiled
-from .kernel_plan import identifiers, plan_kernel
+from .kernel_plan import identifiers, module_plans, reads_next
 
 # Where the C++ source goes in output_code.py, filled in after formatting.
 _SOURCE_SLOT = "@TIRC_CPP_SOURCE@"
@@ -41,6 +40,8 @@ def _header(module: Module, backend: str, device: str) -> list[str]:
             "import triton  # noqa: E402",
             "import triton.language as tl  # noqa: E402",
             "",
+            "from codegen import triton_runtime  # noqa: E402",
+            "",
         ]
     return lines
 
@@ -58,16 +59,8 @@ def generate(
     as their source exists, so that g++ runs while the wrapper is formatted."""
     if miscompile is not None:
         module = miscompiled(module, *miscompile)
-    names = value_names(module)
-    ids = identifiers(names)
-    user_map = users(module)
-    externs = extern_kernels(module)
-    shared = _in_place_pairs(module)
-    plans = [
-        plan_kernel(module, k, names, ids, user_map, shared.get(k.name.name, frozenset()))
-        for k in module.kernels
-        if k.name.name not in externs
-    ]
+    ids = identifiers(value_names(module))
+    plans = [plan for _, plan in module_plans(module)]
     lines = _header(module, backend, device)
     if backend == "cpp":
         source = cpp.render_source(plans)
@@ -109,7 +102,7 @@ def _call(module: Module, plans, ids, backend: str, device: str) -> list[str]:
         if line.op == "reuse":
             old, new = ids[id(line.operands[0])], line.results[0]
             body.append(f"    {ids[id(new)]} = {_reinterpret(old, line.operands[0].type, new.type)}")
-            if _read_next(module.wrapper, k, line.operands[0]):
+            if reads_next(module.wrapper, k, line.operands[0]):
                 deferred.append(old)
             else:
                 body.append(f"    del {old}")
@@ -148,23 +141,6 @@ def _reinterpret(old: str, old_type, new_type) -> str:
     return f"{old}.as_strided({tuple(new_type.shape)}, {tuple(new_type.strides)})"
 
 
-def _in_place_pairs(module: Module) -> dict[str, frozenset]:
-    """Per launched kernel, the buffers it reads and writes in the same storage
-    (a reuse line just before the launch that reads the old buffer)."""
-    out: dict[str, set] = {}
-    for k, line in enumerate(module.wrapper):
-        if line.op == "reuse" and _read_next(module.wrapper, k, line.operands[0]):
-            call = next(x for x in module.wrapper[k + 1 :] if x.op in ("launch", "extern"))
-            out.setdefault(call.kernel.name, set()).update((id(line.operands[0]), id(line.results[0])))
-    return {name: frozenset(ids) for name, ids in out.items()}
-
-
-def _read_next(wrapper, k: int, old) -> bool:
-    """Whether the launch after wrapper line `k` reads `old` (it writes in place)."""
-    call = next((x for x in wrapper[k + 1 :] if x.op in ("launch", "extern")), None)
-    return call is not None and any(v is old for v in call.operands)
-
-
 def _py_literal(value, ids) -> str:
     """An IR literal or value as Python source for an ATen call."""
     if isinstance(value, Value):
@@ -200,12 +176,7 @@ def _extern_call(node, line, ids) -> list[str]:
 def _launch(plan, args: list[str], backend: str) -> str:
     if backend == "cpp":
         return f"{plan.name}({', '.join(a + '.data_ptr()' for a in args)})"
-    config = triton.launch_config(plan)
-    grid = f"(triton.cdiv({config.xnumel}, {config.xblock}),)"
-    if config.rnumel is None:
-        return f"{plan.name}[{grid}]({', '.join(args)}, {config.xnumel}, XBLOCK={config.xblock})"
-    sizes = f"{config.xnumel}, {config.rnumel}, XBLOCK={config.xblock}, RBLOCK={config.rblock}"
-    return f"{plan.name}[{grid}]({', '.join(args)}, {sizes})"
+    return triton.launch_call(plan, args)
 
 
 def _benchmark(module: Module, ids) -> list[str]:

@@ -9,6 +9,10 @@ from ir_text import error_at, format_attrs, value_names
 from .fusion import kernel_attrs
 from .legality import Graph, kernel_reason, nests_reason
 
+# Kernel attributes a person (or the Triton tuner) may set; the others are
+# derived facts, which must match the kernel's nodes.
+SETTABLE = ("triton_config",)
+
 
 def check_plan(module, options) -> None:
     graph = Graph(module)
@@ -79,5 +83,40 @@ def _check_kernel(graph, kernel, owner, done, names, options) -> None:
     if reason:
         raise error_at(kernel.pos, f"{label}: {reason}")
     want = kernel_attrs([graph.nodes[k] for k in nests[0]])
-    if dict(kernel.attrs) != dict(want):
+    derived = {key: value for key, value in kernel.attrs if key not in SETTABLE}
+    if derived != dict(want):
         raise error_at(kernel.pos, f"[stale-fact] {label}: attributes should be {format_attrs(want)}")
+    pinned = dict(kernel.attrs).get("triton_config")
+    if pinned is not None:
+        reason = _launch_reason(pinned, [graph.nodes[k] for k in members], options)
+        if reason:
+            raise error_at(kernel.pos, f"[triton-config] {label}: {reason}")
+
+
+def _launch_reason(value, nodes, options) -> str | None:
+    """Why a `triton_config = [XBLOCK, RBLOCK, num_warps, num_stages]` cannot
+    launch the kernel, or None. RBLOCK is 0 for a kernel that neither reduces
+    nor scans; Triton wants power-of-two blocks of at most 2**20 elements."""
+    if options.backend != "triton":
+        return f"a Triton launch config on the {options.backend} backend"
+    if not (isinstance(value, tuple) and len(value) == 4 and all(type(v) is int for v in value)):
+        return "expected four integers [XBLOCK, RBLOCK, num_warps, num_stages]"
+    xblock, rblock, warps, stages = value
+    loops_r = any(node.kind in ("reduction", "scan") for node in nodes)
+    if not _power_of_two(xblock):
+        return f"XBLOCK {xblock} is not a power of two"
+    if loops_r and not _power_of_two(rblock):
+        return f"RBLOCK {rblock} is not a power of two (the kernel reduces or scans)"
+    if not loops_r and rblock != 0:
+        return f"RBLOCK must be 0: the kernel neither reduces nor scans (got {rblock})"
+    if warps not in (1, 2, 4, 8, 16, 32):
+        return f"num_warps {warps} is not one of 1, 2, 4, 8, 16, 32"
+    if not 1 <= stages <= 8:
+        return f"num_stages {stages} is not between 1 and 8"
+    if xblock * max(rblock, 1) > 2**20:
+        return f"a block of {xblock * max(rblock, 1)} elements is more than Triton's 2**20"
+    return None
+
+
+def _power_of_two(n: int) -> bool:
+    return n >= 1 and n & (n - 1) == 0

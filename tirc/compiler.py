@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from codegen import generate, load_output_code
+from codegen import generate, load_output_code, tuning_target
 from ir_text import STAGES, Module, TircError, parse, print_ir
 from lowering import capture
 
@@ -101,7 +101,8 @@ def compile_module(
     module.options = options.to_pairs()
     key = None
     if cache and _cacheable(module, options, dump, stop_after):
-        key = print_ir(module)
+        # Tuned Triton configs (in the memplan text) depend on the GPU too.
+        key = print_ir(module) + tuning_target(options.backend, options.device)
         hit = code_cache.lookup(key)
         if hit is not None:
             return Compiled(hit[1], hit[0])

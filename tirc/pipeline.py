@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ir_text import STAGES, Module, TircError, parse, print_ir, verify
+from codegen import tune_launches
 from lowering import lower
 from scheduler import check_facts, check_memplan, check_plan, fuse, plan_memory, schedule
 
@@ -38,12 +39,18 @@ class Stage:
     check: Callable[[Module, Context], None] | None
 
 
+def _plan_memory(module: Module, ctx: Context) -> Module:
+    """The memory plan, with each Triton kernel's launch config pinned by
+    timing on the GPU (codegen/triton_tune.py), so the dump records it."""
+    return tune_launches(plan_memory(module, ctx), ctx.options.backend, ctx.options.device)
+
+
 STAGE_TABLE = (
     Stage("capture", None, None),
     Stage("lower", lower, None),
     Stage("schedule", schedule, lambda m, ctx: check_facts(m)),
     Stage("fusion", fuse, lambda m, ctx: check_plan(m, ctx.options)),
-    Stage("memplan", plan_memory, lambda m, ctx: (check_plan(m, ctx.options), check_memplan(m))),
+    Stage("memplan", _plan_memory, lambda m, ctx: (check_plan(m, ctx.options), check_memplan(m))),
 )
 assert tuple(s.name for s in STAGE_TABLE) == STAGES
 

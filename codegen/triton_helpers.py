@@ -1,0 +1,185 @@
+"""Triton helper functions that generated kernels call, for what
+triton.language lacks or spells differently; a generated module holds the ones
+its kernels use (`helpers_used` in triton.py).
+"""
+
+from __future__ import annotations
+
+# Helpers for ops triton.language lacks; emitted once per module, when used.
+# A dtype branch is an if/else with one return: compiled Triton (unlike the
+# interpreter) still builds the code after an early return in a constexpr if.
+HELPERS = {
+    "_round_half_even": """
+@triton.jit
+def _round_half_even(x):
+    r = tl.floor(x + 0.5)
+    tie = (r - x) == 0.5
+    odd = (r - 2.0 * tl.floor(r * 0.5)) != 0
+    return tl.where(tie & odd, r - 1.0, r)
+""",
+    "_floordiv": """
+@triton.jit
+def _floordiv(a, b):
+    if a.dtype.is_floating():
+        q = tl.floor(a / b)
+    else:
+        q = a // b
+        q = tl.where(((a % b) != 0) & ((a < 0) != (b < 0)), q - 1, q)
+    return q
+""",
+    "_remainder": """
+@triton.jit
+def _remainder(a, b):
+    if a.dtype.is_floating():
+        r = a - b * tl.floor(a / b)
+    else:
+        r = a % b
+        r = tl.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+    return r
+""",
+    "_pow": """
+@triton.jit
+def _pow(a, b):
+    if a.dtype.is_floating():
+        mag = tl.exp(b * tl.log(tl.abs(a)))
+        b_odd = (b - 2.0 * tl.floor(b * 0.5)) == 1.0
+        b_int = tl.floor(b) == b
+        neg = tl.where(b_int, tl.where(b_odd, -mag, mag), float("nan"))
+        zero = tl.where(b == 0, 1.0, tl.where(b > 0, 0.0, float("inf")))
+        out = tl.where(a > 0, mag, tl.where(a == 0, zero, neg))
+        acc = tl.where(b == 0, 1.0, out)
+    else:
+        # Integers: square and multiply, wrapping as PyTorch does; a negative
+        # exponent gives 0 except for bases 1 and -1.
+        acc = tl.full(a.shape, 1, a.dtype)
+        base = a
+        e = tl.where(b < 0, 0, b)
+        for _ in tl.static_range(63):
+            acc = tl.where((e & 1) != 0, acc * base, acc)
+            base = base * base
+            e = e >> 1
+        if a.dtype.is_int_signed():
+            odd = (b & 1) != 0
+            negative = tl.where(a == 1, 1, tl.where(a == -1, tl.where(odd, -1, 1), 0)).to(a.dtype)
+            acc = tl.where(b < 0, negative, acc)
+    return acc
+""",
+    "_atan": """
+@triton.jit
+def _atan(x):
+    # atan by range reduction to |t| <= tan(pi/12) and a short series.
+    ax = tl.abs(x)
+    inv = ax > 1.0
+    t = tl.where(inv, 1.0 / ax, ax)
+    shift = t > 0.2679491924311227
+    t = tl.where(shift, (t - 0.5773502691896257) / (1.0 + 0.5773502691896257 * t), t)
+    t2 = t * t
+    p = t * (1.0 - t2 * (0.3333333333333333 - t2 * (0.2 - t2 * (0.14285714285714285 - t2 * 0.1111111111111111))))
+    p = tl.where(shift, p + 0.5235987755982988, p)
+    p = tl.where(inv, 1.5707963267948966 - p, p)
+    return tl.where(x < 0, -p, p)
+""",
+    "_asin": """
+@triton.jit
+def _asin(x):
+    return _atan(x / tl.sqrt((1.0 - x) * (1.0 + x)))
+""",
+    "_atan2": """
+@triton.jit
+def _atan2(y, x):
+    a = _atan(y / x)
+    pi = 3.141592653589793
+    a = tl.where(x < 0, tl.where(y < 0, a - pi, a + pi), a)
+    a = tl.where(x == 0, tl.where(y > 0, pi / 2, tl.where(y < 0, -pi / 2, 0.0)), a)
+    return a
+""",
+}
+# Round to nearest even: the GPU's cast does; the interpreter's truncates, so
+# under it the rounding is spelled out (_INTERPRETED: wrapper header).
+HELPERS["_to_bf16"] = """
+@triton.jit
+def _to_bf16(x):
+    if _INTERPRETED:
+        x = x.to(tl.float32)
+        u = x.to(tl.uint32, bitcast=True)
+        u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+        rounded = u.to(tl.float32, bitcast=True)
+        y = tl.where(x != x, x, rounded).to(tl.bfloat16)
+    else:
+        y = x.to(tl.bfloat16)
+    return y
+"""
+# Row reductions of a 2-D tile (along axis 1), for the end of a reduction loop.
+HELPERS["_mul"] = """
+@triton.jit
+def _mul(a, b):
+    return a * b
+"""
+# tl.max and tl.min drop NaNs (the interpreter's nanmax, the GPU's maxnum);
+# torch.amax keeps them. Compiled, one reduction whose combine keeps NaNs;
+# interpreted, where tl.reduce runs element by element, two plain ones.
+HELPERS["_max_rows"] = """
+@triton.jit
+def _max_rows(x):
+    if x.dtype.is_floating() and not _INTERPRETED:
+        m = tl.reduce(x, 1, _maximum_nan)
+    else:
+        m = tl.max(x, 1)
+        if x.dtype.is_floating():
+            m = tl.where(tl.max((x != x).to(tl.int8), 1) != 0, float("nan"), m)
+    return m
+"""
+HELPERS["_min_rows"] = """
+@triton.jit
+def _min_rows(x):
+    if x.dtype.is_floating() and not _INTERPRETED:
+        m = tl.reduce(x, 1, _minimum_nan)
+    else:
+        m = tl.min(x, 1)
+        if x.dtype.is_floating():
+            m = tl.where(tl.max((x != x).to(tl.int8), 1) != 0, float("nan"), m)
+    return m
+"""
+HELPERS["_maximum_nan"] = """
+@triton.jit
+def _maximum_nan(a, b):
+    return tl.maximum(a, b, propagate_nan=tl.PropagateNan.ALL)
+"""
+HELPERS["_minimum_nan"] = """
+@triton.jit
+def _minimum_nan(a, b):
+    return tl.minimum(a, b, propagate_nan=tl.PropagateNan.ALL)
+"""
+# Each lane holds its best value and the first index holding it; a row's
+# result is the smallest index among the lanes that hold the row's best value
+# (a NaN above all), so ties and NaNs resolve to the first, as in ATen. Two
+# plain reductions rather than a tuple tl.reduce, which the interpreter runs
+# element by element.
+HELPERS["_argmax_rows"] = """
+@triton.jit
+def _argmax_rows(value, index):
+    best = _max_rows(value)[:, None]
+    hit = (value == best) | ((value != value) & (best != best))
+    return tl.min(tl.where(hit, index, 9223372036854775807), 1)
+"""
+HELPERS["_argmin_rows"] = """
+@triton.jit
+def _argmin_rows(value, index):
+    best = _min_rows(value)[:, None]
+    hit = (value == best) | ((value != value) & (best != best))
+    return tl.min(tl.where(hit, index, 9223372036854775807), 1)
+"""
+HELPERS["_last_column"] = """
+@triton.jit
+def _last_column(x):
+    last = tl.arange(0, x.shape[1])[None, :] == x.shape[1] - 1
+    return tl.sum(tl.where(last, x, 0), 1)[:, None]
+"""
+_HELPER_DEPS = {
+    "_asin": ("_atan",),
+    "_atan2": ("_atan",),
+    "_argmax_rows": ("_max_rows", "_maximum_nan"),
+    "_argmin_rows": ("_min_rows", "_minimum_nan"),
+    "_max_rows": ("_maximum_nan",),
+    "_min_rows": ("_minimum_nan",),
+}

@@ -1,0 +1,177 @@
+"""Choosing Triton launch configs by timing them, at compile time.
+
+A kernel whose heuristic offers several configs (triton_configs.py) runs with
+each on scratch buffers of its parameters' layouts (random floats; integers
+and booleans zero, so a gather stays in bounds); the fastest wins and is
+pinned as the kernel's `triton_config` attribute. The memplan dump therefore
+records it, output_code.py launches it alone, and a re-fed dump never times
+anything: the dump fully determines the code.
+
+The choice is deterministic given the timings: a later config wins only when
+it beats every earlier one by more than MARGIN, so noise keeps the heuristic's.
+Winners are cached as JSON under `TIRC_CACHE_DIR/triton-autotune/`, keyed by
+the kernel's source, its parameters' layouts, the configs offered, the GPU and
+Triton's version, and written atomically under a filelock, so compiling the
+same kernel again (in this process or another) reads the winner back.
+
+Timing needs a GPU: on the CPU (the interpreter) and with TIRC_AUTOTUNE=0
+kernels keep the heuristic's config. A kernel with a `triton_config` already
+(a re-fed or hand-edited dump) is left as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+
+import torch
+from filelock import FileLock
+
+from ir_text import Module, to_torch
+from scheduler import kernel_io, users
+
+from .cache import cache_dir
+from .kernel_plan import module_plans
+from .loader import load_output_code
+from .triton import candidate_configs, helpers_used, render_kernel
+
+MARGIN = 0.01
+ATTRIBUTE = "triton_config"
+
+
+def enabled(backend: str, device: str) -> bool:
+    """Whether compiling for this target times configs: Triton on a real GPU."""
+    if backend != "triton" or device == "cpu" or os.environ.get("TIRC_AUTOTUNE") == "0":
+        return False
+    return os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available()
+
+
+def tuning_target(backend: str, device: str) -> str:
+    """What tuned configs depend on beyond the program: the GPU and Triton's
+    version ("" when nothing is timed). Caches of compiled code add it to
+    their keys."""
+    if not enabled(backend, device):
+        return ""
+    import triton
+
+    return f"{torch.cuda.get_device_name()} triton {triton.__version__}"
+
+
+def tune_launches(module: Module, backend: str, device: str, timer=None) -> Module:
+    """Pin the fastest config of every kernel that has a choice to make.
+    `timer(run) -> milliseconds` (default: Triton's do_bench median) is for
+    tests, which tune through the interpreter with made-up times."""
+    if timer is None:
+        if not enabled(backend, device):
+            return module
+        timer = _do_bench
+    user_map = users(module)
+    for kernel, plan in module_plans(module):
+        if ATTRIBUTE in dict(kernel.attrs):
+            continue
+        configs = candidate_configs(plan).configs
+        if len(configs) < 2:
+            continue
+        params = kernel_io(module, kernel, user_map)
+        best = configs[_winner(plan, configs, params.inputs + params.outputs, device, timer)]
+        pinned = (best.xblock, best.rblock or 0, best.num_warps, best.num_stages)
+        kernel.attrs = kernel.attrs + ((ATTRIBUTE, pinned),)
+    return module
+
+
+def choose(times: list[float]) -> int:
+    """The index of the config to run: the first, unless a later one beats
+    every earlier one by more than MARGIN (timing noise never flips it)."""
+    best = 0
+    for k, t in enumerate(times):
+        if t < times[best] * (1 - MARGIN):
+            best = k
+    return best
+
+
+def _winner(plan, configs, values, device: str, timer) -> int:
+    source = _kernel_source(plan)
+    layouts = [(v.type.shape, v.type.strides, v.type.dtype) for v in values]
+    gpu = torch.cuda.get_device_name() if device != "cpu" else "cpu"
+    import triton
+
+    parts = [source, repr(layouts), repr(configs), gpu, triton.__version__]
+    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+    path = cache_dir() / "triton-autotune" / key[:2] / f"{key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path) + ".lock"):
+        try:
+            return int(json.loads(path.read_text())["winner"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # not timed yet, or a damaged record: time again and overwrite
+        kernel = getattr(load_output_code(source, "tune"), plan.name)
+        args = [_scratch(v.type, device) for v in values] + _extents(plan)
+        times = [_time(kernel, plan, config, args, timer) for config in configs]
+        winner = choose(times)
+        record = {
+            "kernel": plan.name,
+            "configs": [c.meta() for c in configs],
+            "times_ms": times,
+            "winner": winner,
+        }
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f:
+            json.dump(record, f, indent=1, sort_keys=True)
+        os.replace(f.name, path)
+    return winner
+
+
+def _kernel_source(plan) -> str:
+    """A module holding the kernel alone, as output_code.py renders it."""
+    lines = [
+        "import triton",
+        "import triton.language as tl",
+        "",
+        "from codegen import triton_runtime",
+        "",
+        *helpers_used([plan]),
+        "",
+        "",
+        render_kernel(plan),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _extents(plan) -> list[int]:
+    config = candidate_configs(plan)
+    return [config.xnumel] + ([] if config.rnumel is None else [config.rnumel])
+
+
+def _scratch(buffer_type, device: str) -> torch.Tensor:
+    """A flat buffer covering the layout: kernels index their storage."""
+    shape, strides = buffer_type.shape, buffer_type.strides
+    size = 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 1
+    dtype = to_torch(buffer_type.dtype)
+    if dtype.is_floating_point:
+        return torch.randn(max(size, 1), device=device).to(dtype)
+    return torch.zeros(max(size, 1), dtype=dtype, device=device)
+
+
+def _time(kernel, plan, config, args, timer) -> float:
+    import triton
+
+    meta = {"XBLOCK": config.xblock, "num_warps": config.num_warps, "num_stages": config.num_stages}
+    if config.rblock is not None:
+        meta["RBLOCK"] = config.rblock
+    grid = (triton.cdiv(args[len(plan.params)], config.xblock),)
+
+    def run():
+        kernel[grid](*args, **meta)
+
+    try:
+        run()  # compiles it; a config that cannot compile or launch never wins
+        return float(timer(run))
+    except Exception:  # noqa: BLE001 - Triton raises many kinds (out of resources, ...)
+        return float("inf")
+
+
+def _do_bench(run) -> float:
+    from triton.testing import do_bench
+
+    return do_bench(run, warmup=5, rep=25, return_mode="median")
