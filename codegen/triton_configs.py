@@ -99,8 +99,9 @@ def persistent(xnumel: int, rnumel: int) -> LaunchConfig:
     if xnumel >= 1024 and tile >= 2048:
         configs += [Config(xblock, rblock, min(32, warps * 2)), Config(xblock, rblock, max(1, warps // 2))]
         if xblock == 1 and rblock <= PERSISTENT_TILE:
-            # Two rows a program: fewer, fuller programs for mid-sized rows.
+            # Two or four rows a program: fewer, fuller programs for mid-sized rows.
             configs += [Config(2, rblock, warps), Config(2, rblock, min(32, warps * 2))]
+            configs += [Config(4, rblock, min(32, warps * 2))]
         for rows in (xblock // 2, xblock // 4):
             if rows >= 1:
                 configs += [
