@@ -12,6 +12,9 @@
   the max's pass (online softmax, triton_online.py).
 - outer reduction: a looped reduction over a strided dimension (a column
   sum), tiled wide along the contiguous rows.
+- split reduction (a one-pass reduction into few long rows, triton_split.py):
+  a first kernel reduces one chunk of a row per program into a workspace of
+  partials, a second combines each row's partials and runs the epilogue.
 - scan: a 2-D tile of rows (every element but the scanned dimension) by RBLOCK
   positions along it; each chunk is scanned with tl.cumsum/tl.cumprod and the
   running total is carried to the next chunk.
@@ -37,7 +40,7 @@ import torch
 
 from ir_text import FloorDiv, IndexStyle, Mod, index_var, render_index, to_torch
 
-from . import triton_configs, triton_online
+from . import triton_configs, triton_online, triton_split
 from .kernel_plan import Compute, KernelPlan, Load, Loop, Reduce, Scan, Store
 from .triton_configs import LaunchConfig
 from .triton_helpers import _HELPER_DEPS, HELPERS
@@ -208,6 +211,10 @@ class _Kernel:
         self.constants = {}  # var -> value of the plan's constants
         self.passes = 1  # loops over each row (a looped reduction may make several)
         self.persistent = False
+        # The first kernel of a split reduction (triton_split.py): its loop
+        # walks one chunk of `rchunk` elements from `rstart`, and each
+        # reduction's result is a partial, kept in the accumulator's dtype.
+        self.chunked = False
         for stmt in plan.statements:
             if isinstance(stmt, Compute) and stmt.op == "indirect":
                 self.ranges[stmt.var] = dict(stmt.attrs)["size"]
@@ -379,8 +386,12 @@ def _names(variables) -> frozenset[str]:
 
 
 def render_kernel(plan: KernelPlan) -> str:
+    """The plan's Triton source: one kernel, or two for a split reduction."""
+    config = launch_config(plan)
+    if config.kind == "split":
+        return triton_split.render(plan, config)
     kernel = _Kernel(plan)
-    kind = launch_config(plan).kind
+    kind = config.kind
     if kind == "scan":
         lines = _scan_kernel(kernel, _scan_statement(plan))
     elif kind == "pointwise":
@@ -502,8 +513,9 @@ def _reduction_pass(kernel: _Kernel, pass_: Loop, loop: _Tile, reduced, values, 
     lines += triton_online.init_lines(folded, _full)
     online = {id(f.peak): f for f in folded}
     if not values:
-        lines.append("    for roffset in range(0, rnumel, RBLOCK):")
-        lines += kernel.rindex("        ", "roffset + ")
+        extent, start = ("rchunk", "rstart + roffset + ") if kernel.chunked else ("rnumel", "roffset + ")
+        lines.append(f"    for roffset in range(0, {extent}, RBLOCK):")
+        lines += kernel.rindex("        ", start)
         lines += _unflatten("rindex", reduced, "        ")
     by_stmt = {id(r): (kind, value) for r, kind, _, value in reduces}
     for stmt in pass_.statements:
@@ -522,9 +534,10 @@ def _reduction_pass(kernel: _Kernel, pass_: Loop, loop: _Tile, reduced, values, 
             ]
         else:
             lines.append(f"{pad}{acc} = tl.where(mask, {_ACCUMULATE[kind].format(acc=acc, v=value)}, {acc})")
-    for reduce, kind, _, _ in reduces:
+    for reduce, kind, acc_dtype, _ in reduces:
         lanes = _COMBINE_LANES[kind].format(acc=f"acc_{reduce.var}")
-        lines.append(f"    {reduce.var} = {lanes}[:, None].to({TL_TYPES[reduce.dtype]})")
+        dtype = acc_dtype if kernel.chunked else reduce.dtype
+        lines.append(f"    {reduce.var} = {lanes}[:, None].to({TL_TYPES[dtype]})")
     return lines + triton_online.combine_lines(folded, TL_TYPES.get)
 
 
@@ -595,10 +608,14 @@ def candidate_configs(plan: KernelPlan) -> LaunchConfig:
     if plan.loops:
         xnumel, rnumel = _numel(plan.ranges), _numel(plan.reduction)
         if _outer(plan):
-            return triton_configs.outer(xnumel, rnumel)
-        if triton_configs.persistent_fits(rnumel):
+            config = triton_configs.outer(xnumel, rnumel)
+        elif triton_configs.persistent_fits(rnumel):
             return triton_configs.persistent(xnumel, rnumel)
-        return triton_configs.looped(xnumel, rnumel)
+        else:
+            config = triton_configs.looped(xnumel, rnumel)
+        if triton_configs.splits(xnumel, rnumel) and triton_split.splittable(plan):
+            return triton_configs.split(config)
+        return config
     if scan is not None:
         rnumel = plan.ranges[scan.dim]
         return triton_configs.scan(_numel(s for k, s in enumerate(plan.ranges) if k != scan.dim), rnumel)
@@ -633,12 +650,15 @@ def _stride(index, symbol):
     return int(step) if step.is_Integer else None
 
 
-def launch_call(plan: KernelPlan, args: list[str]) -> str:
-    """The line of `call` that launches the kernel with its config: the one
+def launch_call(plan: KernelPlan, args: list[str], device: str) -> list[str]:
+    """The lines of `call` that launch the kernel with its config: the one
     its `triton_config` pins (chosen by timing on the GPU at compile time,
-    triton_tune.py), else the heuristic's."""
+    triton_tune.py), else the heuristic's. A split reduction allocates its
+    workspace of partials on `device` and launches two kernels."""
     config = launch_config(plan)
+    if config.kind == "split":
+        return triton_split.launch_lines(plan, config, args, device)
     args = args + [str(config.xnumel)] + ([] if config.rnumel is None else [str(config.rnumel)])
     chosen = config.configs[0]
     grid = f"(triton.cdiv({config.xnumel}, {chosen.xblock}),)"
-    return f"{plan.name}[{grid}]({', '.join(args)}, {chosen.meta()})"
+    return [f"{plan.name}[{grid}]({', '.join(args)}, {chosen.meta()})"]

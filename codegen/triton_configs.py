@@ -5,7 +5,9 @@ The first config of a launch is the heuristic's choice; it is what runs where
 nothing is timed (the interpreter, kernels that write over their inputs).
 Heuristics follow Inductor's (`triton_heuristics.py`) in spirit: about 8-16
 elements per thread, a whole row in registers when it fits (a persistent
-reduction), wide tiles along the contiguous dimension of an outer reduction.
+reduction), wide tiles along the contiguous dimension of an outer reduction,
+and a long reduction into few rows split over many programs (as Inductor's
+split reductions).
 """
 
 from __future__ import annotations
@@ -19,6 +21,16 @@ TILE_MAX = 4096  # XBLOCK * RBLOCK of looped reduction and scan kernels
 # registers: one read of every input however many passes the plan makes.
 PERSISTENT_MAX = 16384
 PERSISTENT_TILE = 4096  # rows of a persistent block: about this many elements
+# A reduction into fewer rows than SPLIT_MAX_ROWS, each of at least
+# SPLIT_MIN_RNUMEL elements, would leave most SMs idle with a program per row:
+# each row is split into chunks reduced by programs of their own, and a second
+# kernel combines the partials (triton_split.py).
+SPLIT_MAX_ROWS = 64
+SPLIT_MIN_RNUMEL = 2**16
+# Programs of a split reduction's first kernel, over all rows: about two per
+# SM of an H100 or H200 (132 SMs), as Inductor aims at a couple of waves.
+SPLIT_PROGRAMS = 256
+SPLIT_MIN_CHUNK = 8192  # elements a program reduces at least: fewer, and launching costs more than reading
 
 
 @dataclass(frozen=True)
@@ -35,16 +47,31 @@ class Config:
 
 
 @dataclass(frozen=True)
+class Split:
+    """A split reduction: each row in `count` chunks of `chunk` elements (a
+    multiple of the first kernel's RBLOCK, so chunks never share a block);
+    `combine` is the config of the second kernel, which reduces the `count`
+    partials of XBLOCK rows at a time (RBLOCK >= count)."""
+
+    count: int
+    chunk: int
+    combine: Config
+
+
+@dataclass(frozen=True)
 class LaunchConfig:
     """How `call` launches a kernel: cdiv(xnumel, XBLOCK) programs; reduction
     and scan kernels also take their inner extent `rnumel`. `kind` is one of
     pointwise, persistent, looped, outer (a looped reduction whose loads are
-    contiguous along the rows, not along the reduction) and scan."""
+    contiguous along the rows, not along the reduction), split (two kernels:
+    cdiv(xnumel, XBLOCK) x `split.count` programs reduce a chunk each, then
+    one combines each row's partials) and scan."""
 
     kind: str
     xnumel: int
     rnumel: int | None
     configs: tuple[Config, ...]
+    split: Split | None = None
 
     @property
     def xblock(self) -> int:
@@ -137,6 +164,31 @@ def outer(xnumel: int, rnumel: int) -> LaunchConfig:
             Config(64, 64, 8, 3),
         ]
     return LaunchConfig("outer", xnumel, rnumel, _distinct(configs))
+
+
+def splits(xnumel: int, rnumel: int) -> bool:
+    """Whether a one-pass reduction of this shape is worth splitting."""
+    return 0 < xnumel < SPLIT_MAX_ROWS and rnumel >= SPLIT_MIN_RNUMEL
+
+
+def split(base: LaunchConfig) -> LaunchConfig:
+    """The looped or outer launch `base` split along the reduction: about
+    SPLIT_PROGRAMS programs in all, each reducing at least SPLIT_MIN_CHUNK
+    elements of one block of rows. It has one config: never timed."""
+    xnumel, rnumel, first = base.xnumel, base.rnumel, base.configs[0]
+    if base.kind == "outer":
+        # Few rows: a column tile as wide as the rows, as long as the tile allows.
+        rblock = power_of_two(rnumel, max(1, TILE_MAX // first.xblock))
+        first = Config(first.xblock, rblock, _warps(first.xblock * rblock, per_thread=16, most=8))
+    rows = -(-xnumel // first.xblock)
+    count = max(2, min(SPLIT_PROGRAMS // rows, rnumel // SPLIT_MIN_CHUNK))
+    chunk = -(-rnumel // count)
+    chunk = -(-chunk // first.rblock) * first.rblock
+    count = -(-rnumel // chunk)
+    rblock = power_of_two(count, count)
+    xblock = power_of_two(xnumel, max(1, TILE_MAX // rblock))
+    combine = Config(xblock, rblock, _warps(xblock * rblock, per_thread=8, most=4))
+    return LaunchConfig("split", xnumel, rnumel, (first,), Split(count, chunk, combine))
 
 
 def scan(xnumel: int, rnumel: int) -> LaunchConfig:

@@ -15,7 +15,8 @@ Triton's version, and written atomically under a filelock, so compiling the
 same kernel again (in this process or another) reads the winner back.
 
 Timing needs a GPU: on the CPU (the interpreter) and with TIRC_AUTOTUNE=0
-kernels keep the heuristic's config. A kernel with a `triton_config` already
+kernels keep the heuristic's config. Split reductions (triton_split.py) have
+one config and are never timed. A kernel with a `triton_config` already
 (a re-fed or hand-edited dump) is left as it is.
 """
 
@@ -71,9 +72,11 @@ def tune_launches(module: Module, backend: str, device: str, timer=None) -> Modu
     for kernel, plan in module_plans(module):
         if ATTRIBUTE in dict(kernel.attrs):
             continue
-        configs = candidate_configs(plan).configs
-        if len(configs) < 2:
+        config = candidate_configs(plan)
+        # A split reduction (two kernels and a workspace) has one config: nothing to time.
+        if len(config.configs) < 2 or config.kind == "split":
             continue
+        configs = config.configs
         params = kernel_io(module, kernel, user_map)
         best = configs[_winner(plan, configs, params.inputs + params.outputs, device, timer)]
         pinned = (best.xblock, best.rblock or 0, best.num_warps, best.num_stages)

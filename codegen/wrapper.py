@@ -122,7 +122,7 @@ def _call(module: Module, plans, ids, backend: str, device: str) -> list[str]:
         else:
             plan = plans_by_name[line.kernel.name]
             args = [ids[id(v)] for v in line.operands + line.results]
-            body.append("    " + _launch(plan, args, backend))
+            body += ["    " + text for text in _launch(plan, args, backend, device)]
         if line.op in ("launch", "extern"):
             body += [f"    del {name}" for name in deferred]
             deferred = []
@@ -173,10 +173,12 @@ def _extern_call(node, line, ids) -> list[str]:
     return [f"{', '.join(targets)}, = {call}" if len(targets) > 1 else f"({targets[0]},) = {call}"]
 
 
-def _launch(plan, args: list[str], backend: str) -> str:
+def _launch(plan, args: list[str], backend: str, device: str) -> list[str]:
+    """The lines that launch a kernel (a split Triton reduction allocates a
+    workspace on `device` and launches two)."""
     if backend == "cpp":
-        return f"{plan.name}({', '.join(a + '.data_ptr()' for a in args)})"
-    return triton.launch_call(plan, args)
+        return [f"{plan.name}({', '.join(a + '.data_ptr()' for a in args)})"]
+    return triton.launch_call(plan, args, device)
 
 
 def _benchmark(module: Module, ids) -> list[str]:

@@ -1,0 +1,208 @@
+"""Split reductions in the Triton backend (codegen/triton_split.py): a
+one-pass reduction into few long rows runs as a kernel reducing chunks into a
+workspace of partials and a kernel combining them. Checked through the
+interpreter against eager on fresh random inputs, at sizes that split with
+the default thresholds (about 1e5 elements) and, with the thresholds and
+blocks made tiny, over many short chunks; and what is not split: many rows,
+argmax, multi-pass plans, pinned configs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+import torch
+
+import codegen.triton
+import codegen.triton_configs
+import tirc
+from codegen import triton_tune
+from codegen.kernel_plan import module_plans
+
+# The Triton interpreter warns about lanes that are masked off or hold NaN on purpose.
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+F32 = (1e-4, 1e-4)
+HALF = (2e-2, 2e-2)
+
+
+def compiled(fn, make_inputs):
+    """The program compiled on one set of inputs; its and eager's results on a fresh set."""
+    torch.manual_seed(0)
+    program = tirc.compile(fn, make_inputs(), backend="triton")
+    torch.manual_seed(1)
+    fresh = make_inputs()
+    return program, program(*[x.clone() for x in fresh]), fn(*fresh)
+
+
+def splits(code: str) -> int:
+    """How many split reductions `call` launches (each allocates a workspace)."""
+    return code.count("_split[")
+
+
+def with_nan(*shape):
+    """Random values with one NaN at a random place."""
+    x = torch.randn(*shape)
+    x.view(-1)[torch.randint(0, x.numel(), ())] = float("nan")
+    return x
+
+
+def one_true(n):
+    x = torch.zeros(n, dtype=torch.bool)
+    x[torch.randint(0, n, ())] = True
+    return x
+
+
+def near_one(*shape):
+    return 1 + (torch.rand(*shape) - 0.5) * 1e-3
+
+
+def max_nan_in_one_row(x):
+    return x.amax(1)
+
+
+def nan_in_row_one(*shape):
+    x = torch.randn(*shape)
+    x[1, torch.randint(0, shape[1], ())] = float("nan")
+    return x
+
+
+# name -> (function, make_inputs, tolerance); each splits with the default thresholds.
+PROGRAMS = {
+    "sum_70001": (lambda x: x.sum(), lambda: [torch.randn(70001)], F32),
+    "sum_2_17_plus_3": (lambda x: x.sum(), lambda: [torch.randn(2**17 + 3)], F32),
+    "sum_1000003": (lambda x: x.sum(), lambda: [torch.randn(1000003)], (1e-4, 1e-3)),
+    "sum_rows_dim1": (lambda x: x.sum(1), lambda: [torch.randn(3, 100003)], F32),
+    "sum_columns_dim0": (lambda x: x.sum(0), lambda: [torch.randn(100003, 5)], F32),
+    "mean": (lambda x: x.mean(), lambda: [torch.randn(70001) + 0.5], F32),
+    "abs_max": (lambda x: x.abs().max(), lambda: [torch.randn(70001)], F32),
+    "dot": (lambda x, y: (x * y).sum(), lambda: [torch.randn(70001), torch.randn(70001)], F32),
+    "vector_norm": (lambda x: torch.linalg.vector_norm(x), lambda: [torch.randn(70001)], F32),
+    "prod": (lambda x: x.prod(), lambda: [near_one(70001)], (1e-3, 1e-5)),
+    "sum_and_max_together": (lambda x: (x.sum(), x.amax()), lambda: [torch.randn(70001)], F32),
+    "bf16_mean": (lambda x: x.mean(), lambda: [torch.randn(70001).bfloat16()], HALF),
+    "bf16_sum_rows": (lambda x: x.sum(1), lambda: [torch.randn(2, 70001).bfloat16()], HALF),
+    "f16_sum": (lambda x: x.sum(), lambda: [torch.randn(70001).half()], HALF),
+    "int64_sum": (lambda a: a.sum(), lambda: [torch.randint(-1000, 1000, (70001,))], (0, 0)),
+    "any": (lambda b: b.any(), lambda: [one_true(70001)], (0, 0)),
+    "all": (lambda b: (~b).all(), lambda: [one_true(70001)], (0, 0)),
+    "any_all_of_compare": (
+        lambda x: ((x > 3.5).any(), (x > -3.5).all()),
+        lambda: [torch.randn(70001)],
+        (0, 0),
+    ),
+    "max_nan": (lambda x: x.amax(), lambda: [with_nan(70001)], (0, 0)),
+    "min_nan": (lambda x: x.amin(), lambda: [with_nan(70001)], (0, 0)),
+    "max_nan_in_one_row": (max_nan_in_one_row, lambda: [nan_in_row_one(3, 70001)], (0, 0)),
+}
+
+
+def check(got, want, tolerance):
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    rtol, atol = tolerance
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", list(PROGRAMS))
+def test_split_reduction_matches_eager(name):
+    fn, make_inputs, tolerance = PROGRAMS[name]
+    program, got, want = compiled(fn, make_inputs)
+    assert splits(program.code) == 1
+    assert "torch.empty((" in program.code  # the workspace of partials
+    check(got, want, tolerance)
+
+
+@pytest.fixture
+def tiny_splits(monkeypatch):
+    """Split at small sizes, over many chunks of a few blocks of 8."""
+    monkeypatch.setattr(codegen.triton_configs, "SPLIT_MIN_RNUMEL", 64)
+    monkeypatch.setattr(codegen.triton_configs, "SPLIT_MIN_CHUNK", 16)
+    monkeypatch.setattr(codegen.triton_configs, "RBLOCK_MAX", 8)
+    monkeypatch.setattr(codegen.triton_configs, "TILE_MAX", 32)
+    monkeypatch.setattr(codegen.triton_configs, "PERSISTENT_MAX", 4)
+    monkeypatch.setenv("TIRC_NO_CODE_CACHE", "1")  # its key does not see the patches
+
+
+TINY = {
+    "sum_1001": (lambda x: x.sum(), lambda: [torch.randn(1001)]),
+    "sum_exact_chunks": (lambda x: x.sum(), lambda: [torch.randn(1024)]),
+    "sum_rows_odd": (lambda x: x.sum(1), lambda: [torch.randn(5, 1003)]),
+    "sum_columns_odd": (lambda x: x.sum(0), lambda: [torch.randn(1003, 7)]),
+    "mean_middle_dim": (lambda x: x.mean(1), lambda: [torch.randn(3, 337, 2)]),
+    "sum_all_of_2d": (lambda x: x.sum(), lambda: [torch.randn(31, 37)]),
+    "max_nan_rows": (max_nan_in_one_row, lambda: [nan_in_row_one(3, 1001)]),
+    "all_rows": (lambda x: (x > -2.5).all(1), lambda: [torch.randn(3, 1001)]),
+    "bf16_sum": (lambda x: x.sum(), lambda: [torch.randn(1001).bfloat16()]),
+    # A per-row input read before the loop, and a per-element output stored in it.
+    "centered_sum_and_values": (
+        lambda x, m: ((x - m[:, None]) * 2, ((x - m[:, None]) * 2).sum(1)),
+        lambda: [torch.randn(3, 1001), torch.randn(3)],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(TINY))
+def test_many_short_chunks_mask_every_end(name, tiny_splits):
+    fn, make_inputs = TINY[name]
+    program, got, want = compiled(fn, make_inputs)
+    assert splits(program.code) == 1
+    tolerance = HALF if "bf16" in name else F32
+    check(got, want, tolerance)
+
+
+def test_int64_indices_when_offsets_could_overflow(tiny_splits, monkeypatch):
+    # Pretend every block may overrun past 2**31: indices and chunk starts turn int64.
+    monkeypatch.setattr(codegen.triton, "BLOCK_OVERRUN", 2**31)
+    program, got, want = compiled(lambda x: x.sum(1), lambda: [torch.randn(3, 1003)])
+    assert "tl.program_id(1).to(tl.int64) * rchunk" in program.code
+    check(got, want, F32)
+
+
+def test_many_rows_are_not_split(tiny_splits):
+    program, got, want = compiled(lambda x: x.sum(1), lambda: [torch.randn(100, 1001)])
+    assert splits(program.code) == 0
+    check(got, want, F32)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lambda x: x.argmax(), lambda x: torch.softmax(x, -1), lambda x: torch.var(x)],
+    ids=["argmax", "softmax_two_passes", "var_two_passes"],
+)
+def test_argmax_and_multi_pass_plans_are_not_split(fn):
+    program, got, want = compiled(fn, lambda: [torch.randn(2, 70001)])
+    assert splits(program.code) == 0
+    check(got, want, F32)
+
+
+def test_a_pinned_config_is_never_split():
+    program = tirc.compile(lambda x: x.sum(), [torch.randn(70001)], backend="triton")
+    (_, plan), *_ = module_plans(program.compiled.module)
+    assert codegen.triton.launch_config(plan).kind == "split"
+    pinned = replace(plan, launch=(1, 2048, 8, 1))
+    assert codegen.triton.launch_config(pinned).kind == "looped"
+    assert "_split" not in codegen.triton.render_kernel(pinned)
+
+
+def test_split_kernels_are_not_timed_and_render_the_same_bytes(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIRC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("TIRC_NO_CODE_CACHE", "1")
+    monkeypatch.setattr(triton_tune, "enabled", lambda backend, device: backend == "triton")
+
+    def no_timing(run):
+        raise AssertionError("a split reduction must not be timed")
+
+    monkeypatch.setattr(triton_tune, "_do_bench", no_timing)
+    fn = lambda x: x.mean()  # noqa: E731
+    first = tirc.compile(fn, [torch.randn(70001)], backend="triton")
+    again = tirc.compile(fn, [torch.randn(70001)], backend="triton")
+    assert first.code == again.code and splits(first.code) == 1
+    assert all("triton_config" not in dict(k.attrs) for k in first.compiled.module.kernels)
+    plans = [plan for _, plan in module_plans(first.compiled.module)]
+    assert codegen.triton.helpers_used(plans) == codegen.triton.helpers_used(plans)
+    assert [codegen.triton.render_kernel(p) for p in plans] == [
+        codegen.triton.render_kernel(p) for p in plans
+    ]
