@@ -66,7 +66,10 @@ class InPlaceRules:
     def __init__(self, module: Module):
         self.m = module
         self.by_id = {id(n.result): n for n in module.nodes}
-        self.extern_ids = extern_buffers(module)
+        # A non-aliasing extern call's result is a fresh tensor in its planned
+        # layout, like an allocated buffer; only calls that may return a view
+        # of an argument make their buffers unsafe to write over.
+        self.extern_ids = extern_buffers(module, aliasing_only=True)
         self.kept = {id(o) for o in returned(module)}
 
     def error(self, kernel, old, new, name) -> str | None:
@@ -84,7 +87,7 @@ class InPlaceRules:
         if is_input(self.m, old) or id(old) in self.kept:
             return f"{name(old)} is a program input or output"
         if id(old) in self.extern_ids or id(new) in self.extern_ids:
-            return f"{name(old)} or {name(new)} is an argument or result of an extern call"
+            return f"{name(old)} or {name(new)} is an argument or result of an extern call that may alias"
         if old.type != new.type:
             return f"{name(old)} and {name(new)} have different types or strides"
         at = next((k for k, n in enumerate(nodes) if n.result is new), None)

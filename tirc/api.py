@@ -47,6 +47,7 @@ class CompiledProgram:
         # (name, tensor) of the leading inputs: parameters, buffers, constants.
         self.lifted = list(lifted)
         self._out_spec = out_spec
+        self._rebuild = _rebuilder(out_spec)
         self.compiled = compiled
 
     @property
@@ -64,9 +65,29 @@ class CompiledProgram:
         return extern_ops(self.compiled.module)
 
     def __call__(self, *inputs):
-        with torch.no_grad():
+        # Autograd off around the call, as torch.no_grad() would be, without
+        # the context manager's microsecond (a call of a small graph is a few).
+        grad = torch.is_grad_enabled()
+        if grad:
+            torch._C._set_grad_enabled(False)
+        try:
             flat = self._call(self._lifted + list(inputs))
-        return torch.utils._pytree.tree_unflatten(list(flat), self._out_spec)
+        finally:
+            if grad:
+                torch._C._set_grad_enabled(True)
+        return self._rebuild(flat)
+
+
+def _rebuilder(spec):
+    """The output structure from the flat outputs: a leaf or a plain tuple or
+    list of leaves directly, anything else through pytree."""
+    pytree = torch.utils._pytree
+    if spec.is_leaf():
+        return lambda flat: flat[0]
+    positions = pytree.tree_unflatten(list(range(spec.num_leaves)), spec)
+    if type(positions) in (tuple, list) and list(positions) == list(range(spec.num_leaves)):
+        return type(positions)
+    return lambda flat: pytree.tree_unflatten(list(flat), spec)
 
 
 def compile(

@@ -3,6 +3,7 @@ the dump directory holds (manifest, no machine-specific text)."""
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import os
@@ -84,6 +85,9 @@ def _structured(x, y):
     }
 
 
+_Pair = collections.namedtuple("_Pair", "first second")
+
+
 @pytest.mark.parametrize(
     "fn",
     [
@@ -93,8 +97,21 @@ def _structured(x, y):
         _structured,
         lambda x, y: (x * 2, x * 2),
         lambda x, y: (x, x * y),  # an input returned as is
+        lambda x, y: x * y,
+        lambda x, y: (x * y,),
+        lambda x, y: _Pair(x + 1, y * 2),
     ],
-    ids=["tuple", "list", "dict", "nested", "same_twice", "input_returned"],
+    ids=[
+        "tuple",
+        "list",
+        "dict",
+        "nested",
+        "same_twice",
+        "input_returned",
+        "leaf",
+        "one_tuple",
+        "namedtuple",
+    ],
 )
 def test_output_structure_is_kept(fn):
     torch.manual_seed(0)
@@ -106,6 +123,19 @@ def test_output_structure_is_kept(fn):
     if isinstance(expected, dict):
         assert list(actual) == list(expected)
     torch.testing.assert_close(actual, expected)
+
+
+def test_calls_run_without_autograd_and_restore_it():
+    w = torch.randn(37, requires_grad=True)
+    compiled = tirc.compile(lambda x, w: torch.tanh(x) * w, [torch.randn(5, 37), w])
+    out = compiled(torch.randn(5, 37), w)
+    assert not out.requires_grad and torch.is_grad_enabled()
+    with pytest.raises(ValueError):
+        compiled(torch.randn(4, 37), w)  # a wrong shape: the mode is restored all the same
+    assert torch.is_grad_enabled()
+    with torch.no_grad():
+        compiled(torch.randn(5, 37), w)
+        assert not torch.is_grad_enabled()
 
 
 @pytest.mark.parametrize("backend", ["cpp", "triton"])

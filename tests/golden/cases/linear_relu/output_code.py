@@ -146,7 +146,7 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
 }
 
 // k2: %buf2
-extern "C" void k2(const float* __restrict__ p_buf1, float* __restrict__ p_buf2) {
+extern "C" void k2(const float* p_buf1, float* p_buf2) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 16; ++i1) {
@@ -181,7 +181,7 @@ def call(args):
         torch.ops.aten.addmm.default, [linear_bias, x, buf0], {}, [((7, 16), (16, 1))]
     )
     del buf0
-    buf2 = torch.empty_strided((7, 16), (16, 1), dtype=torch.float32, device="cpu")
+    buf2 = buf1
     k2(buf1.data_ptr(), buf2.data_ptr())
     del buf1
     return (buf2,)
