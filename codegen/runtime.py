@@ -40,9 +40,11 @@ def use_triton_interpreter(device: str) -> None:
 def assert_input(x, shape, strides, dtype, name: str) -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"input {name}: expected a tensor, got {type(x).__name__}")
-    if tuple(x.shape) != shape or x.dtype != dtype:
+    # torch.Size and stride() are tuples: compared as they are (no copies;
+    # this runs on every call).
+    if x.shape != shape or x.dtype != dtype:
         raise ValueError(f"input {name}: expected {dtype} {list(shape)}, got {x.dtype} {list(x.shape)}")
-    if tuple(x.stride()) != strides and x.numel() > 1:
+    if x.stride() != strides and x.numel() > 1:
         raise ValueError(f"input {name}: expected strides {list(strides)}, got {list(x.stride())}")
 
 

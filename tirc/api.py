@@ -48,6 +48,7 @@ class CompiledProgram:
         self.lifted = list(lifted)
         self._out_spec = out_spec
         self._rebuild = _rebuilder(out_spec)
+        self._extern_calls = compiled.code is not None and "runtime.extern_call(" in compiled.code
         self.compiled = compiled
 
     @property
@@ -67,7 +68,9 @@ class CompiledProgram:
     def __call__(self, *inputs):
         # Autograd off around the call, as torch.no_grad() would be, without
         # the context manager's microsecond (a call of a small graph is a few).
-        grad = torch.is_grad_enabled()
+        # Only extern (ATen) calls could record a graph: kernels write into
+        # fresh buffers, so a program without any skips the switch.
+        grad = self._extern_calls and torch.is_grad_enabled()
         if grad:
             torch._C._set_grad_enabled(False)
         try:

@@ -136,6 +136,12 @@ def test_calls_run_without_autograd_and_restore_it():
     with torch.no_grad():
         compiled(torch.randn(5, 37), w)
         assert not torch.is_grad_enabled()
+    # An extern (ATen) call would record a graph: it runs with autograd off.
+    m = torch.randn(37, 3, requires_grad=True)
+    compiled = tirc.compile(lambda x, m: torch.relu(x @ m), [torch.randn(5, 37), m])
+    out = compiled(torch.randn(5, 37), m)
+    assert "runtime.extern_call(" in compiled.code
+    assert not out.requires_grad and out.grad_fn is None and torch.is_grad_enabled()
 
 
 @pytest.mark.parametrize("backend", ["cpp", "triton"])
