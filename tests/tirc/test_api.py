@@ -247,3 +247,22 @@ def test_no_machine_specific_text_in_dumps(dump_dir):
                 rf"(?<![\w.-]){re.escape(host)}(?![\w.-])", text
             ), f"{path.name} names the host"
         assert not re.search(r"0x[0-9a-f]{8,}", text), f"{path.name}: an address"
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (lambda: torch.randn(4, 37), "input x: expected torch.float32 [5, 37], got torch.float32 [4, 37]"),
+        (
+            lambda: torch.randn(5, 37).double(),
+            "input x: expected torch.float32 [5, 37], got torch.float64 [5, 37]",
+        ),
+        (lambda: torch.randn(37, 5).t(), "input x: expected strides [37, 1], got [1, 5]"),
+        (lambda: [[1.0] * 37] * 5, "input x: expected a tensor, got list"),
+    ],
+    ids=["shape", "dtype", "strides", "not_a_tensor"],
+)
+def test_inputs_unlike_the_compiled_ones_are_refused(bad, message):
+    compiled = tirc.compile(lambda x: torch.tanh(x) * 2, [torch.randn(5, 37)])
+    with pytest.raises((ValueError, TypeError), match=re.escape(message)):
+        compiled(bad())
