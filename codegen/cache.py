@@ -81,18 +81,34 @@ def compiler_identity(cxx: str) -> str:
 
 
 def start_build(source: str) -> None:
-    """Build `source` in a background thread (g++ runs in its own process, so
-    Python goes on meanwhile); a later build_shared_object of the same source
-    waits on the file lock and finds it built. A failure here is left for
-    that later call to report."""
+    """Start building `source` now: g++ is spawned before this returns and a
+    background thread only waits for it and moves the object into place, so
+    Python goes on meanwhile. (A thread that also did the preparation would
+    wait for the GIL at every step while the caller runs Python: that cost
+    a tenth of a second.) A later build_shared_object of the same source
+    waits for this one; a failure here is left for it to report."""
+    cxx = compiler()
+    target = _target(source, cxx)
+    if target.exists() or _BUILDS.claim(target) is not None:
+        return
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(dir=target.parent, suffix=".tmp"))
+        process = _spawn(cxx, source, work)
+    except Exception:  # noqa: BLE001 - the foreground build reports it
+        _BUILDS.release(target)
+        return
 
-    def build():
+    def finish():
         try:
-            build_shared_object(source)
+            _finish(process, work, target)
         except Exception:  # noqa: BLE001 - reported by the foreground build
             pass
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+            _BUILDS.release(target)
 
-    threading.Thread(target=build, name="tirc-prebuild", daemon=True).start()
+    threading.Thread(target=finish, name="tirc-prebuild", daemon=True).start()
 
 
 class _Builds:
@@ -121,12 +137,16 @@ class _Builds:
 _BUILDS = _Builds()
 
 
+def _target(source: str, cxx: str) -> Path:
+    """Where the object built from `source` lives: keyed by source, compiler and flags."""
+    key = hashlib.sha256("\0".join([source, compiler_identity(cxx), *flags()]).encode()).hexdigest()[:32]
+    return cache_dir() / "cpp" / key[:2] / f"{key}.so"
+
+
 def build_shared_object(source: str) -> Path:
     """The path of a shared object built from `source`, compiling it if not cached."""
     cxx = compiler()
-    key = hashlib.sha256("\0".join([source, compiler_identity(cxx), *flags()]).encode()).hexdigest()[:32]
-    directory = cache_dir() / "cpp" / key[:2]
-    target = directory / f"{key}.so"
+    target = _target(source, cxx)
     if target.exists():
         return target
     running = _BUILDS.claim(target)
@@ -136,27 +156,49 @@ def build_shared_object(source: str) -> Path:
             return target
         return build_shared_object(source)  # that build failed: fail here too, with its message
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(directory / f"{key}.lock")):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(target.with_suffix(".lock"))):
             if not target.exists():
-                _compile(cxx, source, directory, target)
+                work = Path(tempfile.mkdtemp(dir=target.parent, suffix=".tmp"))
+                try:
+                    _wait(_spawn(cxx, source, work))
+                    os.replace(work / "kernels.so", target)
+                finally:
+                    shutil.rmtree(work, ignore_errors=True)
     finally:
         _BUILDS.release(target)
     return target
 
 
-def _compile(cxx: str, source: str, directory: Path, target: Path) -> None:
-    with tempfile.TemporaryDirectory(dir=directory) as tmp:
-        src = Path(tmp) / "kernels.cpp"
-        src.write_text(source)
-        out = Path(tmp) / "kernels.so"
-        result = subprocess.run(
-            [cxx, *CXX_FLAGS, *linker_flags(), str(src), "-o", str(out), *vector_math_flags()],
-            capture_output=True,
-            text=True,
-        )
-        if result.returncode != 0:
-            lines = result.stderr.strip().splitlines() or ["(no output)"]
-            first = next((ln for ln in lines if "error" in ln), lines[0])
-            raise RuntimeError(f"C++ compilation of generated kernels failed: {first.strip()}")
-        os.replace(out, target)
+def _spawn(cxx: str, source: str, work: Path) -> subprocess.Popen:
+    """g++ compiling `source` into `work`/kernels.so, running."""
+    src = work / "kernels.cpp"
+    src.write_text(source)
+    command = [
+        cxx,
+        *CXX_FLAGS,
+        *linker_flags(),
+        str(src),
+        "-o",
+        str(work / "kernels.so"),
+        *vector_math_flags(),
+    ]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def _wait(process: subprocess.Popen) -> None:
+    _, stderr = process.communicate()
+    if process.returncode != 0:
+        lines = stderr.strip().splitlines() or ["(no output)"]
+        first = next((ln for ln in lines if "error" in ln), lines[0])
+        raise RuntimeError(f"C++ compilation of generated kernels failed: {first.strip()}")
+
+
+def _finish(process: subprocess.Popen, work: Path, target: Path) -> None:
+    """Wait for g++ and move its object into place: atomically, so a
+    concurrent reader sees a whole object or none, and under the file lock,
+    so that a foreground build of another process never sees it half done."""
+    _wait(process)
+    with FileLock(str(target.with_suffix(".lock"))):
+        if not target.exists():
+            os.replace(work / "kernels.so", target)

@@ -11,14 +11,20 @@ from pathlib import Path
 import torch
 
 import tirc
-from codegen.cache import build_shared_object
+import pytest
+
+from codegen import cache
+from codegen.cache import build_shared_object, start_build
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = 'extern "C" int tirc_cache_probe_%s(int x) { return x + 1; }\n'
 
 CONCURRENT = """
 import sys
-from codegen.cache import build_shared_object
+import pytest
+
+from codegen import cache
+from codegen.cache import build_shared_object, start_build
 print(build_shared_object(sys.argv[1]))
 """
 
@@ -47,6 +53,30 @@ def test_cache_hit_does_not_rebuild(tmp_path, monkeypatch):
     assert again == first and again.stat().st_mtime_ns == stamp
     other = build_shared_object(SOURCE % "other")
     assert other != first
+
+
+def test_a_started_build_is_waited_for_not_repeated(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIRC_CACHE_DIR", str(tmp_path))
+    spawned = []
+    spawn = cache._spawn
+    monkeypatch.setattr(cache, "_spawn", lambda *a: spawned.append(1) or spawn(*a))
+    start_build(SOURCE % "started")
+    assert spawned == [1]  # g++ runs before start_build returns
+    built = build_shared_object(SOURCE % "started")
+    assert built.is_file() and spawned == [1]
+    start_build(SOURCE % "started")  # built already: nothing to do
+    assert spawned == [1]
+    leftovers = [p for p in tmp_path.rglob("*") if p.suffix not in (".so", ".lock") and p.is_file()]
+    assert not leftovers and not list(tmp_path.rglob("*.tmp"))
+
+
+def test_a_failed_started_build_is_reported_by_the_foreground(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIRC_CACHE_DIR", str(tmp_path))
+    broken = 'extern "C" int tirc_cache_probe_broken(int x) { return y; }\n'
+    start_build(broken)
+    with pytest.raises(RuntimeError, match="C\\+\\+ compilation of generated kernels failed: .*error"):
+        build_shared_object(broken)
+    assert not list(tmp_path.rglob("*.so")) and not list(tmp_path.rglob("*.tmp"))
 
 
 def test_output_code_runs_standalone(tmp_path):
