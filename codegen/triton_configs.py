@@ -40,10 +40,16 @@ class Config:
     num_warps: int
     num_stages: int = 1
 
-    def meta(self) -> str:
+    def kwargs(self) -> dict[str, int]:
         """Keyword arguments of the launch: block sizes, warps and stages."""
-        blocks = f"XBLOCK={self.xblock}" + ("" if self.rblock is None else f", RBLOCK={self.rblock}")
-        return f"{blocks}, num_warps={self.num_warps}, num_stages={self.num_stages}"
+        blocks = (
+            {"XBLOCK": self.xblock} if self.rblock is None else {"XBLOCK": self.xblock, "RBLOCK": self.rblock}
+        )
+        return {**blocks, "num_warps": self.num_warps, "num_stages": self.num_stages}
+
+    def meta(self) -> str:
+        """The launch's keyword arguments as generated code spells them."""
+        return ", ".join(f"{key}={value}" for key, value in self.kwargs().items())
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,8 @@ from .cache import cache_dir
 from .kernel_plan import module_plans
 from .loader import load_output_code
 from .triton import candidate_configs, helpers_used, render_kernel
+from .triton_configs import Config, LaunchConfig
+from .triton_runtime import interpreted
 
 MARGIN = 0.01
 ATTRIBUTE = "triton_config"
@@ -46,7 +48,7 @@ def enabled(backend: str, device: str) -> bool:
     """Whether compiling for this target times configs: Triton on a real GPU."""
     if backend != "triton" or device == "cpu" or os.environ.get("TIRC_AUTOTUNE") == "0":
         return False
-    return os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available()
+    return not interpreted() and torch.cuda.is_available()
 
 
 def tuning_target(backend: str, device: str) -> str:
@@ -76,9 +78,8 @@ def tune_launches(module: Module, backend: str, device: str, timer=None) -> Modu
         # A split reduction (two kernels and a workspace) has one config: nothing to time.
         if len(config.configs) < 2 or config.kind == "split":
             continue
-        configs = config.configs
         params = kernel_io(module, kernel, user_map)
-        best = configs[_winner(plan, configs, params.inputs + params.outputs, device, timer)]
+        best = config.configs[_winner(plan, config, params.inputs + params.outputs, device, timer)]
         pinned = (best.xblock, best.rblock or 0, best.num_warps, best.num_stages)
         kernel.attrs = kernel.attrs + ((ATTRIBUTE, pinned),)
     return module
@@ -94,7 +95,8 @@ def choose(times: list[float]) -> int:
     return best
 
 
-def _winner(plan, configs, values, device: str, timer) -> int:
+def _winner(plan, config: LaunchConfig, values, device: str, timer) -> int:
+    configs = config.configs
     source = _kernel_source(plan)
     layouts = [(v.type.shape, v.type.strides, v.type.dtype) for v in values]
     gpu = torch.cuda.get_device_name() if device != "cpu" else "cpu"
@@ -110,8 +112,9 @@ def _winner(plan, configs, values, device: str, timer) -> int:
         except (OSError, ValueError, KeyError, TypeError):
             pass  # not timed yet, or a damaged record: time again and overwrite
         kernel = getattr(load_output_code(source, "tune"), plan.name)
-        args = [_scratch(v.type, device) for v in values] + _extents(plan)
-        times = [_time(kernel, plan, config, args, timer) for config in configs]
+        extents = [config.xnumel] + ([] if config.rnumel is None else [config.rnumel])
+        args = [_scratch(v.type, device) for v in values] + extents
+        times = [_time(kernel, config.xnumel, c, args, timer) for c in configs]
         winner = choose(times)
         record = {
             "kernel": plan.name,
@@ -141,28 +144,20 @@ def _kernel_source(plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _extents(plan) -> list[int]:
-    config = candidate_configs(plan)
-    return [config.xnumel] + ([] if config.rnumel is None else [config.rnumel])
-
-
 def _scratch(buffer_type, device: str) -> torch.Tensor:
     """A flat buffer covering the layout: kernels index their storage."""
-    shape, strides = buffer_type.shape, buffer_type.strides
-    size = 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 1
+    size = max(buffer_type.storage_size, 1)
     dtype = to_torch(buffer_type.dtype)
     if dtype.is_floating_point:
-        return torch.randn(max(size, 1), device=device).to(dtype)
-    return torch.zeros(max(size, 1), dtype=dtype, device=device)
+        return torch.randn(size, device=device).to(dtype)
+    return torch.zeros(size, dtype=dtype, device=device)
 
 
-def _time(kernel, plan, config, args, timer) -> float:
+def _time(kernel, xnumel: int, config: Config, args, timer) -> float:
     import triton
 
-    meta = {"XBLOCK": config.xblock, "num_warps": config.num_warps, "num_stages": config.num_stages}
-    if config.rblock is not None:
-        meta["RBLOCK"] = config.rblock
-    grid = (triton.cdiv(args[len(plan.params)], config.xblock),)
+    meta = config.kwargs()
+    grid = (triton.cdiv(xnumel, config.xblock),)
 
     def run():
         kernel[grid](*args, **meta)

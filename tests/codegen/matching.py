@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import torch
 
+import tirc
+
 # (rtol, atol) per dtype; integers and bools must match exactly.
 TOL = {
     torch.float32: (1e-5, 1e-5),
@@ -27,3 +29,12 @@ def assert_matches(actual, expected):
     assert actual.shape == expected.shape, f"shape {tuple(actual.shape)}, expected {tuple(expected.shape)}"
     rtol, atol = TOL.get(expected.dtype, (0.0, 0.0))
     torch.testing.assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def compiled(fn, make_inputs, backend: str = "triton"):
+    """The program compiled on one set of inputs; its and eager's results on a fresh set."""
+    torch.manual_seed(0)
+    program = tirc.compile(fn, make_inputs(), backend=backend)
+    torch.manual_seed(1)
+    fresh = make_inputs()
+    return program, program(*[x.clone() for x in fresh]), fn(*fresh)

@@ -19,21 +19,13 @@ import codegen.triton_configs
 import tirc
 from codegen import triton_tune
 from codegen.kernel_plan import module_plans
+from matching import compiled
 
 # The Triton interpreter warns about lanes that are masked off or hold NaN on purpose.
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 F32 = (1e-4, 1e-4)
 HALF = (2e-2, 2e-2)
-
-
-def compiled(fn, make_inputs):
-    """The program compiled on one set of inputs; its and eager's results on a fresh set."""
-    torch.manual_seed(0)
-    program = tirc.compile(fn, make_inputs(), backend="triton")
-    torch.manual_seed(1)
-    fresh = make_inputs()
-    return program, program(*[x.clone() for x in fresh]), fn(*fresh)
 
 
 def splits(code: str) -> int:

@@ -15,18 +15,9 @@ import torch.nn.functional as F
 
 import codegen.triton_configs
 import tirc
-from matching import assert_matches
+from matching import assert_matches, compiled
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-
-def compiled(fn, make_inputs):
-    """The program compiled on one set of inputs; its and eager's results on a fresh set."""
-    torch.manual_seed(0)
-    program = tirc.compile(fn, make_inputs(), backend="triton")
-    torch.manual_seed(1)
-    fresh = make_inputs()
-    return program, program(*[x.clone() for x in fresh]), fn(*fresh)
 
 
 def with_extremes(rows: int, cols: int):
