@@ -1,9 +1,19 @@
 """Code generation: C++ and Triton kernels and the Python wrapper module."""
 
 from .cache import cache_dir
+from .extern_select import select_externs
 from .loader import load_output_code
 from .runtime import random_input
-from .triton_tune import tune_launches, tuning_target
+from .triton_tune import tune_launches
+from .tuning import tuning_target
 from .wrapper import generate
 
-__all__ = ["cache_dir", "generate", "load_output_code", "random_input", "tune_launches", "tuning_target"]
+__all__ = [
+    "cache_dir",
+    "generate",
+    "load_output_code",
+    "random_input",
+    "select_externs",
+    "tune_launches",
+    "tuning_target",
+]

@@ -51,7 +51,7 @@ def enabled(backend: str, device: str) -> bool:
     return not interpreted() and torch.cuda.is_available()
 
 
-def tuning_target(backend: str, device: str) -> str:
+def triton_target(backend: str, device: str) -> str:
     """What tuned configs depend on beyond the program: the GPU and Triton's
     version ("" when nothing is timed). Caches of compiled code add it to
     their keys."""

@@ -45,6 +45,8 @@ EXTERN_OPS = frozenset(
         "aten.addmm.default",
         "aten.baddbmm.default",
         "aten.convolution.default",
+        # oneDNN's linear, where it times faster than addmm (codegen/extern_select.py).
+        "mkldnn._linear_pointwise.default",
         # A view handed to an extern call without a copy (Lowering.strided_view).
         "aten.as_strided.default",
     }

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ir_text import STAGES, Module, TircError, parse, print_ir, verify
-from codegen import tune_launches
+from codegen import select_externs, tune_launches
 from lowering import lower
 from scheduler import check_facts, check_memplan, check_plan, fuse, plan_memory, schedule
 
@@ -39,6 +39,12 @@ class Stage:
     check: Callable[[Module, Context], None] | None
 
 
+def _lower(module: Module, ctx: Context) -> Module:
+    """The lowered program, each linear-shaped CPU matmul run by the library
+    that times faster (codegen/extern_select.py), so the dump records it."""
+    return select_externs(lower(module, ctx), ctx.options.backend, ctx.options.device)
+
+
 def _plan_memory(module: Module, ctx: Context) -> Module:
     """The memory plan, with each Triton kernel's launch config pinned by
     timing on the GPU (codegen/triton_tune.py), so the dump records it."""
@@ -47,7 +53,7 @@ def _plan_memory(module: Module, ctx: Context) -> Module:
 
 STAGE_TABLE = (
     Stage("capture", None, None),
-    Stage("lower", lower, None),
+    Stage("lower", _lower, None),
     Stage("schedule", schedule, lambda m, ctx: check_facts(m)),
     Stage("fusion", fuse, lambda m, ctx: check_plan(m, ctx.options)),
     Stage("memplan", _plan_memory, lambda m, ctx: (check_plan(m, ctx.options), check_memplan(m))),

@@ -1,0 +1,198 @@
+"""Choosing the library that runs a CPU matmul, by timing, at compile time
+(Inductor's algorithm selection, for extern calls).
+
+A float32 `aten.addmm` / `aten.mm` of a row-major activation and a
+transposed row-major weight (what `nn.Linear` lowers to) has two
+implementations in PyTorch's CPU build: ATen's, which calls the BLAS (MKL),
+and oneDNN's `mkldnn._linear_pointwise`. Which is faster depends on the
+processor: MKL picks its AVX-512 kernels on Intel processors only, so on an
+AMD one oneDNN's runs over twice as fast (docs/design-notes.md, C++ kernels). Both
+are timed on random inputs of the call's shapes; oneDNN replaces the ATen op
+only when it is faster by more than MARGIN, so noise keeps ATen's.
+
+The choice is made at the end of the lower stage, as a rewrite the lower
+dump shows:
+
+    %buf1 = extern mkldnn._linear_pointwise.default(%x, %up.weight, %up.bias, "none", [], "") : ...
+
+so a re-fed dump runs what it says and never times anything. Winners are
+cached as JSON under `TIRC_CACHE_DIR/extern-select/`, keyed by the shapes,
+the processor, the thread count and torch's version, and written atomically
+under a filelock: compiling the same program again reads them back and
+generates the same bytes.
+
+Nothing is timed for other backends or devices, with TIRC_AUTOTUNE=0, or
+where torch has no oneDNN: ATen's op stays.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import statistics
+import tempfile
+import time
+
+import torch
+from filelock import FileLock
+
+from ir_text import ExternNode, Module, Value
+from scheduler import users
+
+from .cache import cache_dir
+
+ONEDNN_LINEAR = "mkldnn._linear_pointwise.default"
+AS_STRIDED = "aten.as_strided.default"
+MARGIN = 0.10
+# Timing stops after this many seconds of runs of one candidate (at least 3 runs).
+TIME_BUDGET_S = 0.01
+
+
+def enabled(backend: str, device: str) -> bool:
+    """Whether compiling for this target times matmul libraries: C++ on a CPU
+    whose torch has oneDNN's linear."""
+    if backend != "cpp" or device != "cpu" or os.environ.get("TIRC_AUTOTUNE") == "0":
+        return False
+    return torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+
+
+def extern_target(backend: str, device: str) -> str:
+    """What the choices depend on beyond the program: the processor, the
+    thread count and torch's version ("" when nothing is timed)."""
+    return _machine() if enabled(backend, device) else ""
+
+
+def _machine() -> str:
+    return f"{_processor()} threads {torch.get_num_threads()} torch {torch.__version__}"
+
+
+def select_externs(module: Module, backend: str, device: str, timer=None) -> Module:
+    """Rewrite each linear-shaped matmul to oneDNN's linear where that times
+    faster. `timer(run) -> seconds` (default: a median of wall times) is for
+    tests, which choose with made-up times."""
+    if timer is None:
+        if not enabled(backend, device):
+            return module
+        timer = _median_time
+    producers = {id(r): n for n in module.nodes for r in n.results}
+    rewritten, bypassed = [], set()
+    for node in module.nodes:
+        linear = _linear_operands(node, producers)
+        if linear is not None and _onednn_wins(*linear, timer):
+            x, weight, bias = linear
+            bypassed.add(id(producers[id(node.args[-1])]))
+            node = ExternNode(node.results, ONEDNN_LINEAR, (x, weight, bias, "none", (), ""), (), node.loc)
+        rewritten.append(node)
+    module.nodes = rewritten
+    return _without_unused(module, bypassed)
+
+
+def _linear_operands(node, producers) -> tuple[Value, Value, Value | None] | None:
+    """(x, weight, bias) of an addmm/mm computing x @ weight.T + bias with a
+    row-major float32 x [M, K] and weight [N, K] (the second operand an
+    `aten.as_strided` transposing it) and a bias [N] or none; else None."""
+    if node.kind != "extern" or node.kwargs:
+        return None
+    if node.target == "aten.addmm.default" and len(node.args) == 3:
+        bias, x, weight_t = node.args
+    elif node.target == "aten.mm.default" and len(node.args) == 2:
+        bias, (x, weight_t) = None, node.args
+    else:
+        return None
+    if not all(isinstance(v, Value) for v in (x, weight_t)) or not isinstance(bias, (Value, type(None))):
+        return None
+    if len(x.type.shape) != 2 or len(weight_t.type.shape) != 2:
+        return None
+    (m, k), (_, n) = x.type.shape, weight_t.type.shape
+    view = producers.get(id(weight_t))
+    if view is None or view.target != AS_STRIDED or len(view.args) != 3:
+        return None
+    weight = view.args[0]
+    layouts = [(x, (m, k), (k, 1)), (weight_t, (k, n), (1, k)), (weight, (n, k), (k, 1))]
+    if bias is not None:
+        layouts.append((bias, (n,), (1,)))
+    for value, shape, strides in layouts:
+        layout = (tuple(value.type.shape), tuple(value.type.strides), value.type.dtype)
+        if layout != (shape, strides, "f32"):
+            return None
+    return x, weight, bias
+
+
+def _onednn_wins(x: Value, weight: Value, bias: Value | None, timer) -> bool:
+    (m, k), n = x.type.shape, weight.type.shape[0]
+    parts = ["linear f32", repr((m, k, n, bias is not None)), _machine()]
+    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+    path = cache_dir() / "extern-select" / key[:2] / f"{key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path) + ".lock"):
+        try:
+            return json.loads(path.read_text())["winner"] == ONEDNN_LINEAR
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # not timed yet, or a damaged record: time again and overwrite
+        times = _time_candidates(m, k, n, bias is not None, timer)
+        winner = ONEDNN_LINEAR if times[ONEDNN_LINEAR] < times["aten"] * (1 - MARGIN) else "aten"
+        record = {"shape [M, K, N]": [m, k, n], "bias": bias is not None, "times_s": times, "winner": winner}
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f:
+            json.dump(record, f, indent=1, sort_keys=True)
+        os.replace(f.name, path)
+    return winner == ONEDNN_LINEAR
+
+
+def _time_candidates(m: int, k: int, n: int, has_bias: bool, timer) -> dict[str, float]:
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(m, k, generator=gen)
+    weight = torch.randn(n, k, generator=gen)
+    bias = torch.randn(n, generator=gen) if has_bias else None
+
+    def aten():
+        if bias is None:
+            return torch.ops.aten.mm.default(x, weight.t())
+        return torch.ops.aten.addmm.default(bias, x, weight.t())
+
+    def onednn():
+        return torch.ops.mkldnn._linear_pointwise.default(x, weight, bias, "none", [], "")
+
+    with torch.no_grad():
+        try:
+            # A candidate that fails or disagrees never wins.
+            if not torch.allclose(onednn(), aten(), rtol=1e-3, atol=1e-3 * k**0.5):
+                return {"aten": 0.0, ONEDNN_LINEAR: float("inf")}
+        except RuntimeError:
+            return {"aten": 0.0, ONEDNN_LINEAR: float("inf")}
+        return {"aten": float(timer(aten)), ONEDNN_LINEAR: float(timer(onednn))}
+
+
+def _median_time(run) -> float:
+    """Median seconds of run(): one warm-up call, then at least three runs and
+    at most twenty, within about TIME_BUDGET_S."""
+    run()
+    times: list[float] = []
+    while len(times) < 3 or (len(times) < 20 and sum(times) < TIME_BUDGET_S):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+@functools.lru_cache(maxsize=None)
+def _processor() -> str:
+    """The processor's model name (which library is faster depends on it)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def _without_unused(module: Module, bypassed: set[int]) -> Module:
+    """Drop the transposing views the rewrite bypassed that nothing reads any more."""
+    user_map = users(module)
+    module.nodes = [n for n in module.nodes if id(n) not in bypassed or user_map[id(n.results[0])]]
+    return module
