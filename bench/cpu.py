@@ -6,8 +6,9 @@ backend side by side in one process, on a fixed suite at CPU sizes.
 Per workload: the median time of each (interleaved rounds, see common.py),
 tirc/Inductor and tirc/eager, how many of tirc's `omp simd` loops g++ reports
 as vectorized (vectorization.py), and compile times, cold (empty caches: a fresh
-TIRC_CACHE_DIR, Inductor under `fresh_cache()`) and warm (the same graph
-again with the cache filled). Both compilers first compile an unrelated
+TIRC_CACHE_DIR, Inductor under `fresh_cache()`; the median of COLD_RUNS
+compiles, as one compile on this 2-core machine varies by tens of percent)
+and warm (the same graph again with the cache filled). Both compilers first compile an unrelated
 graph, so process start-up (Inductor's is about 30 s here) is reported
 apart, not charged to the first row. Every tirc result is checked against
 eager on the benchmark's random inputs.
@@ -16,8 +17,10 @@ eager on the benchmark's random inputs.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -186,6 +189,26 @@ def _check(name: str, got, want) -> str:
     return ""
 
 
+COLD_RUNS = 3  # cold compiles per workload and compiler; their median is reported
+LOAD_WARNING = 0.5  # a load average above this makes OpenMP timings meaningless
+
+
+def _cold(compile_once) -> float:
+    """Median seconds of COLD_RUNS compiles, `compile_once(k)` each with empty caches."""
+    return statistics.median([_timed(functools.partial(compile_once, k)) for k in range(COLD_RUNS)])
+
+
+def _inductor_cold_compile(program, inputs, k: int):
+    """The first cold compile fills the caller's fresh cache (the warm compile
+    reads it); later ones get fresh caches of their own."""
+    from torch._inductor.utils import fresh_cache
+
+    if k == 0:
+        return _inductor_compile(program, inputs)
+    with fresh_cache():
+        return _inductor_compile(program, inputs)
+
+
 def _measure(workload, cache: str) -> dict:
     """Compile times (cold, then warm), correctness, vectorization and the
     median times of one workload; Inductor's cold compile runs inside the
@@ -193,11 +216,11 @@ def _measure(workload, cache: str) -> dict:
     name, _, program, make_inputs = workload
     inputs = make_inputs()
     want = program(*inputs)
-    out: dict = {"tirc_cold": _timed(lambda: _tirc_compile(program, inputs, cache))}
+    out: dict = {"tirc_cold": _cold(lambda k: _tirc_compile(program, inputs, f"{cache}-{k}"))}
     start = time.perf_counter()
-    ours = _tirc_compile(program, inputs, cache)
+    ours = _tirc_compile(program, inputs, f"{cache}-0")
     out["tirc_warm"] = time.perf_counter() - start
-    out["inductor_cold"] = _timed(lambda: _inductor_compile(program, inputs))
+    out["inductor_cold"] = _cold(lambda k: _inductor_cold_compile(program, inputs, k))
     start = time.perf_counter()
     theirs = _inductor_compile(program, inputs)
     out["inductor_warm"] = time.perf_counter() - start
@@ -234,6 +257,9 @@ def _row(workload, m: dict) -> list[str]:
 def run(selected, scratch: str) -> tuple[list[list[str]], list[str], dict]:
     from torch._inductor.utils import fresh_cache
 
+    load = os.getloadavg()[0]
+    if load > LOAD_WARNING:
+        print(f"warning: load average {load:.2f}: other processes will skew every time", file=sys.stderr)
     warm_up = [torch.randn(64, 64)]
     startup = {
         "tirc": _timed(lambda: _tirc_compile(lambda x: x * 2 + 1, warm_up, f"{scratch}/warm")),
@@ -260,6 +286,7 @@ def run(selected, scratch: str) -> tuple[list[list[str]], list[str], dict]:
         "min_cold_speedup": min(cold_ratios),
         "max_warm": max(warm_times),
         "startup": startup,
+        "load": load,
         "missed_loops": missed_loops,
     }
     return rows, problems, summary
@@ -299,6 +326,7 @@ def report(rows, problems, summary) -> str:
         f"- slower than eager: {', '.join(summary['slower_than_eager']) or 'none'}",
         f"- smallest cold-compile speed-up over Inductor: {summary['min_cold_speedup']:.1f}x (criterion: at least 5x)",
         f"- slowest warm tirc compile: {summary['max_warm']:.3f} s (criterion: under 0.3 s)",
+        f"- load average at the start: {summary['load']:.2f} (timings are only meaningful below {LOAD_WARNING})",
         f"- process start-up (first graph, not in the table): inductor {summary['startup']['inductor']:.1f} s, "
         f"tirc {summary['startup']['tirc']:.1f} s",
         f"- correctness against eager: {'; '.join(problems) or 'all match'}",

@@ -3,7 +3,7 @@ linear-shaped float32 addmm or mm runs as oneDNN's linear when that times
 faster, recorded in the lower dump, correct against eager, cached on disk, and
 never re-timed from a dump.
 
-Most tests choose with made-up timings (`_median_time` replaced) so that the
+Most tests choose with made-up timings (`_one_run` replaced) so that the
 choice is known; one times for real and checks only what holds whoever wins.
 """
 
@@ -63,7 +63,7 @@ def selecting(tmp_path, monkeypatch):
 
     def favour(fast: str) -> Clock:
         clock = Clock(fast)
-        monkeypatch.setattr(extern_select, "_median_time", clock)
+        monkeypatch.setattr(extern_select, "_one_run", clock)
         return clock
 
     return favour
