@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import platform
 import shutil
@@ -65,6 +66,28 @@ def flags() -> tuple[str, ...]:
 def cache_dir() -> Path:
     root = os.environ.get("TIRC_CACHE_DIR") or os.path.join(Path.home(), ".cache", "tirc")
     return Path(root)
+
+
+def timed_record(kind: str, parts: list[str], measure) -> dict:
+    """The record of a choice made by timing, cached as JSON under
+    `cache_dir()/kind/`, keyed by `parts`: read back when a valid one exists
+    (it has a "winner"), else `measure()` makes it and it is written
+    atomically under a filelock, so concurrent compiles time it once."""
+    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+    path = cache_dir() / kind / key[:2] / f"{key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path) + ".lock"):
+        try:
+            record = json.loads(path.read_text())
+            if isinstance(record, dict) and "winner" in record:
+                return record
+        except (OSError, ValueError):
+            pass  # not timed yet, or a damaged record: time again and overwrite
+        record = measure()
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f:
+            json.dump(record, f, indent=1, sort_keys=True)
+        os.replace(f.name, path)
+    return record
 
 
 def compiler() -> str:

@@ -28,20 +28,16 @@ where torch has no oneDNN: ATen's op stays.
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
 import os
 import statistics
-import tempfile
 import time
 
 import torch
-from filelock import FileLock
 
 from ir_text import ExternNode, Module, Value
 from scheduler import users
 
-from .cache import cache_dir
+from .cache import timed_record
 
 ONEDNN_LINEAR = "mkldnn._linear_pointwise.default"
 AS_STRIDED = "aten.as_strided.default"
@@ -126,21 +122,13 @@ def _linear_operands(node, producers) -> tuple[Value, Value, Value | None] | Non
 def _onednn_wins(x: Value, weight: Value, bias: Value | None, timer) -> bool:
     (m, k), n = x.type.shape, weight.type.shape[0]
     parts = ["linear f32", repr((m, k, n, bias is not None)), _machine()]
-    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
-    path = cache_dir() / "extern-select" / key[:2] / f"{key}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path) + ".lock"):
-        try:
-            return json.loads(path.read_text())["winner"] == ONEDNN_LINEAR
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # not timed yet, or a damaged record: time again and overwrite
+
+    def measure() -> dict:
         times = _time_candidates(m, k, n, bias is not None, timer)
         winner = ONEDNN_LINEAR if times[ONEDNN_LINEAR] < times["aten"] * (1 - MARGIN) else "aten"
-        record = {"shape [M, K, N]": [m, k, n], "bias": bias is not None, "times_s": times, "winner": winner}
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f:
-            json.dump(record, f, indent=1, sort_keys=True)
-        os.replace(f.name, path)
-    return winner == ONEDNN_LINEAR
+        return {"shape [M, K, N]": [m, k, n], "bias": bias is not None, "times_s": times, "winner": winner}
+
+    return timed_record("extern-select", parts, measure)["winner"] == ONEDNN_LINEAR
 
 
 def _time_candidates(m: int, k: int, n: int, has_bias: bool, timer) -> dict[str, float]:

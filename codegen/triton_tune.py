@@ -22,18 +22,14 @@ one config and are never timed. A kernel with a `triton_config` already
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import tempfile
 
 import torch
-from filelock import FileLock
 
 from ir_text import Module, to_torch
 from scheduler import kernel_io, users
 
-from .cache import cache_dir
+from .cache import timed_record
 from .kernel_plan import module_plans
 from .loader import load_output_code
 from .triton import candidate_configs, helpers_used, render_kernel
@@ -103,29 +99,20 @@ def _winner(plan, config: LaunchConfig, values, device: str, timer) -> int:
     import triton
 
     parts = [source, repr(layouts), repr(configs), gpu, triton.__version__]
-    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
-    path = cache_dir() / "triton-autotune" / key[:2] / f"{key}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path) + ".lock"):
-        try:
-            return int(json.loads(path.read_text())["winner"])
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # not timed yet, or a damaged record: time again and overwrite
+
+    def measure() -> dict:
         kernel = getattr(load_output_code(source, "tune"), plan.name)
         extents = [config.xnumel] + ([] if config.rnumel is None else [config.rnumel])
         args = [_scratch(v.type, device) for v in values] + extents
         times = [_time(kernel, config.xnumel, c, args, timer) for c in configs]
-        winner = choose(times)
-        record = {
+        return {
             "kernel": plan.name,
             "configs": [c.meta() for c in configs],
             "times_ms": times,
-            "winner": winner,
+            "winner": choose(times),
         }
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f:
-            json.dump(record, f, indent=1, sort_keys=True)
-        os.replace(f.name, path)
-    return winner
+
+    return int(timed_record("triton-autotune", parts, measure)["winner"])
 
 
 def _kernel_source(plan) -> str:
