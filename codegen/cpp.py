@@ -319,10 +319,21 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: _Body, depth: int) -> None:
     """One pass over the r-variables: accumulators before it, results after.
     The innermost r loop is a simd reduction (SIMD_REDUCTION) unless an
     argmax/argmin needs the sequential order; float max/min keep a NaN
-    flag beside."""
+    flag beside. A long simd loop walks the two halves of its range at once
+    (_paired)."""
     lines = body.lines
     pad = "  " * depth
     reduces = [s for s in loop.statements if isinstance(s, Reduce)]
+    ordered = any(r.kind in ("argmax", "argmin") for r in reduces)
+    consts, loops = _split((f"r{k}", s) for k, s in enumerate(plan.reduction))
+    paired = (
+        not ordered
+        and bool(reduces)
+        and bool(loops)
+        and loops[-1][1] >= PAIRED_MIN
+        and not any(isinstance(s, Compute) and s.op in _EXPENSIVE for s in loop.statements)
+    )
+    copies = ("", "_b") if paired else ("",)
     clauses = []
     for reduce in reduces:
         acc_type = C_TYPES[reduce.arg_dtype]
@@ -332,21 +343,87 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: _Body, depth: int) -> None:
             lines.append(f"{pad}int64_t {acc}_index = 0;")
             lines.append(f"{pad}bool {acc}_first = true;")
             continue
-        ctype, operator, start, _ = SIMD_REDUCTION[reduce.kind]
-        start = start or identity(reduce.kind, reduce.arg_dtype)
-        lines.append(f"{pad}{ctype or acc_type} {acc} = {start};")
-        clauses.append(f"reduction({operator}:{acc})")
-        if _nan_flag(reduce):
-            lines.append(f"{pad}int {acc}_nan = 0;")
-            clauses.append(f"reduction(|:{acc}_nan)")
-    consts, loops = _split((f"r{k}", s) for k, s in enumerate(plan.reduction))
+        for name, ctype, start, operator in _accumulators(reduce, acc_type):
+            for copy in copies:
+                lines.append(f"{pad}{ctype} {name}{copy} = {start};")
+                clauses.append(f"reduction({operator}:{name}{copy})")
     _constants(lines, consts, pad)
-    ordered = any(r.kind in ("argmax", "argmin") for r in reduces)
     depth = _open(lines, loops[:-1], depth)
-    if loops:
+    if paired:
+        _paired(plan, loop, body, depth, loops[-1], clauses)
+    elif loops:
         simd = None if ordered else " ".join(["omp simd", *clauses])
         depth = _open(lines, loops[-1:], depth, simd)
-    ipad = "  " * depth
+        _accumulate(plan, loop, body, "  " * depth, "")
+        depth = _close(lines, depth, 1)
+    else:
+        _accumulate(plan, loop, body, pad, "")
+    depth = _close(lines, depth, len(loops[:-1]))
+    for reduce in reduces:
+        acc = f"acc_{reduce.var}"
+        if paired:
+            for name, *_ in _accumulators(reduce, ""):
+                step = SIMD_REDUCTION[reduce.kind][3] if name == acc else "{acc} |= {v};"
+                lines.append(pad + step.format(acc=name, v=f"{name}_b"))
+        if reduce.kind in ("argmax", "argmin"):
+            result = f"{acc}_index"
+        elif _nan_flag(reduce):
+            result = f"({acc}_nan ? NAN : {acc})"
+        elif reduce.kind in ("any", "all"):
+            result = f"({acc} != 0)"
+        else:
+            result = acc
+        lines.append(f"{pad}{C_TYPES[reduce.dtype]} {reduce.var} = {result};")
+        body.dtypes[reduce.var] = reduce.dtype
+
+
+# A simd reduction loop at least this long walks the two halves of its range
+# at once, each into accumulators of its own. g++ keeps an `omp simd
+# reduction` in one vector register, so each vector add waits for the one
+# before and a row sum runs at the add's latency; two chains run about 10%
+# faster (bench/cpu.py's row sum, on AVX-512). Not for a pass that calls a
+# math function (exp, pow...): that is bound by the call, and two copies of
+# its body run slower.
+PAIRED_MIN = 128
+
+
+def _accumulators(reduce: Reduce, acc_type: str) -> list[tuple[str, str, str, str]]:
+    """(name, C type, start, simd operator) of a reduction's accumulator
+    and, for a float max/min, of its NaN flag."""
+    ctype, operator, start, _ = SIMD_REDUCTION[reduce.kind]
+    acc = f"acc_{reduce.var}"
+    flag = [(f"{acc}_nan", "int", "0", "|")] if _nan_flag(reduce) else []
+    return [(acc, ctype or acc_type, start or identity(reduce.kind, reduce.arg_dtype), operator), *flag]
+
+
+def _paired(plan: KernelPlan, loop: Loop, body: _Body, depth: int, innermost, clauses: list[str]) -> None:
+    """The innermost r loop over the first half of its range; each iteration
+    also takes the matching element of the second half, in a scope of its own
+    (its temporaries shadow nothing), into the `_b` accumulators. An odd last
+    element goes to the first ones."""
+    lines = body.lines
+    var, size = innermost
+    half = size // 2
+    pad = "  " * depth
+    lines.append(f"{pad}#pragma omp simd {' '.join(clauses)}")
+    lines.append(f"{pad}for (int64_t {var}_pair = 0; {var}_pair < {half}; ++{var}_pair) {{")
+    for copy, start in (("", "0"), ("_b", str(half))):
+        lines.append(f"{pad}  {{")
+        lines.append(f"{pad}    const int64_t {var} = {var}_pair + {start};")
+        _accumulate(plan, loop, body, pad + "    ", copy)
+        lines.append(f"{pad}  }}")
+    lines.append(f"{pad}}}")
+    if size % 2:
+        lines.append(f"{pad}{{")
+        lines.append(f"{pad}  const int64_t {var} = {size - 1};")
+        _accumulate(plan, loop, body, pad + "  ", "")
+        lines.append(f"{pad}}}")
+
+
+def _accumulate(plan: KernelPlan, loop: Loop, body: _Body, ipad: str, copy: str) -> None:
+    """The pass's statements for one r index, into the accumulators named
+    with the suffix `copy`."""
+    lines = body.lines
     for stmt in loop.statements:
         if not isinstance(stmt, Reduce):
             body.statement(stmt, ipad)
@@ -360,22 +437,9 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: _Body, depth: int) -> None:
             lines.append(f"{ipad}  {acc}_first = false;")
             lines.append(f"{ipad}}}")
             continue
-        lines.append(ipad + SIMD_REDUCTION[stmt.kind][3].format(acc=acc, v=stmt.arg))
+        lines.append(ipad + SIMD_REDUCTION[stmt.kind][3].format(acc=acc + copy, v=stmt.arg))
         if _nan_flag(stmt):
-            lines.append(f"{ipad}{acc}_nan |= ({stmt.arg} != {stmt.arg});")
-    depth = _close(lines, depth, len(loops))
-    for reduce in reduces:
-        acc = f"acc_{reduce.var}"
-        if reduce.kind in ("argmax", "argmin"):
-            result = f"{acc}_index"
-        elif _nan_flag(reduce):
-            result = f"({acc}_nan ? NAN : {acc})"
-        elif reduce.kind in ("any", "all"):
-            result = f"({acc} != 0)"
-        else:
-            result = acc
-        lines.append(f"{pad}{C_TYPES[reduce.dtype]} {reduce.var} = {result};")
-        body.dtypes[reduce.var] = reduce.dtype
+            lines.append(f"{ipad}{acc}_nan{copy} |= ({stmt.arg} != {stmt.arg});")
 
 
 def _nan_flag(reduce: Reduce) -> bool:
