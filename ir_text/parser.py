@@ -53,9 +53,11 @@ _TOKEN_NAMES = {
 }
 
 
-@functools.lru_cache(maxsize=1)
-def _lark() -> lark.Lark:
-    return lark.Lark(GRAMMAR.read_text(), parser="lalr", propagate_positions=True, maybe_placeholders=True)
+@functools.lru_cache(maxsize=2)
+def _lark(positions: bool = True) -> lark.Lark:
+    return lark.Lark(
+        GRAMMAR.read_text(), parser="lalr", propagate_positions=positions, maybe_placeholders=True
+    )
 
 
 def _pos(meta_or_token):
@@ -507,12 +509,21 @@ def _end_of_file(text: str, filename: str, expected, detail: str = "") -> TircEr
     return TircError(f"unexpected end of file{detail}{wanted}", filename, len(lines), len(lines[-1]) + 1)
 
 
-def parse(text: str, filename: str = "<input>") -> Module:
+def parse(text: str, filename: str = "<input>", positions: bool = True) -> Module:
     """Parse IR text into a Module. Raises TircError with the file, line and column.
 
     A file cut off in the middle of its last token (a truncated dump) is
     reported as an unexpected end of file, not as a bad character.
+
+    `positions=False` leaves the ops' source positions out (`pos` is None),
+    which halves lark's time: for text the printer just wrote, where a
+    failure is a compiler bug and is reported by parsing again with them.
     """
+    if not positions:
+        try:
+            return _Builder().transform(_lark(False).parse(text))
+        except (lark.exceptions.LarkError, TircError):
+            return parse(text, filename)
     try:
         tree = _lark().parse(text)
     except lark.exceptions.UnexpectedEOF as err:

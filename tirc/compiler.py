@@ -10,7 +10,7 @@ from . import code_cache
 from .crash import Reproducers, run_pass
 from .dumps import DumpWriter
 from .options import Options
-from .pipeline import Context, check_module, dump_name, run_stages
+from .pipeline import Context, dump_name, read_back, run_stages
 
 
 class Compiled:
@@ -76,7 +76,7 @@ def capture_program(fn, inputs, source: str, path: str | None, options: Options)
     module, lifted, spec = capture(fn, inputs, source, path, options.to_pairs())
     text = print_ir(module)
     try:
-        module = check_module(parse(text, dump_name("capture")), Context(options))
+        module = read_back(text, dump_name("capture"), Context(options))
     except TircError as err:
         raise err.located(dump_name("capture")) from None
     return module, text, lifted, spec

@@ -4,7 +4,8 @@ Each stage is (name, pass, check of a re-fed dump). Dumping, stopping and
 re-parsing hook around the passes, never inside them. After every stage the
 module is printed and parsed back, so the rest of the pipeline sees exactly
 what a dump of that stage holds: re-feeding a dump reproduces every later
-file byte for byte by construction.
+file byte for byte by construction. (It is read back without source
+positions, which only error messages use: see read_back.)
 """
 
 from __future__ import annotations
@@ -74,6 +75,16 @@ def check_module(module: Module, ctx: Context) -> Module:
     return module
 
 
+def read_back(text: str, filename: str, ctx: Context) -> Module:
+    """The checked module that a dump holding `text` (printed by tirc) reads
+    as. Parsed without source positions, which costs half as much; only when
+    that fails is it parsed and checked again with them, for the message."""
+    try:
+        return check_module(parse(text, filename, positions=False), ctx)
+    except TircError:
+        return check_module(parse(text, filename), ctx)
+
+
 def run_stages(
     module: Module,
     ctx: Context,
@@ -98,7 +109,7 @@ def _run_stage(stage: Stage, module: Module, ctx: Context) -> tuple[Module, str]
     """One pass, its result printed, parsed back and checked."""
     text = print_ir(stage.run(module, ctx))
     try:
-        return check_module(parse(text, dump_name(stage.name)), ctx), text
+        return read_back(text, dump_name(stage.name), ctx), text
     except TircError as err:
         raise InternalError(
             f"the {stage.name} pass produced IR that does not verify: {err.located(dump_name(stage.name))}"

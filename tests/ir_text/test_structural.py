@@ -64,3 +64,53 @@ def test_swapped_operands_differ():
     swapped = text.replace("add(%0, %1)", "add(%1, %0)", 1)
     assert swapped != text
     assert not structurally_equal(parse(text), parse(swapped))
+
+
+def _positions(module):
+    """Every `pos` in the module's ops, kernels and lines."""
+    found = []
+
+    def walk(x):
+        if isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+        elif hasattr(x, "__dataclass_fields__"):
+            for name in x.__dataclass_fields__:
+                if name == "pos" or name.endswith("_pos"):
+                    found.append(getattr(x, name))
+                else:
+                    walk(getattr(x, name))
+
+    walk(module)
+    return found
+
+
+@pytest.mark.parametrize("program", sorted(PROGRAMS))
+def test_parse_without_positions_is_the_same_module(program):
+    """The pipeline reads its own text back without source positions
+    (tirc/pipeline.py read_back): the same module, fewer positions in it."""
+    fn, inputs = PROGRAMS[program]
+    for stage, module in _in_memory_stages(fn, inputs, Options()).items():
+        text = print_ir(module)
+        fast = parse(text, f"{stage}.tir", positions=False)
+        assert structurally_equal(fast, parse(text, f"{stage}.tir")), f"{program}/{stage}"
+        assert print_ir(fast) == text
+        # Rule positions are left out (tokens keep theirs: they cost nothing).
+        missing = sum(p is None for p in _positions(fast))
+        assert missing > sum(p is None for p in _positions(parse(text))), f"{program}/{stage}"
+
+
+def test_read_back_of_a_bad_text_reports_the_position():
+    """A pass whose text does not verify is reported at FILE:LINE:COL: the
+    unpositioned read fails, and the text is read again with positions."""
+    from ir_text import TircError
+    from tirc.pipeline import read_back
+
+    text = print_ir(_in_memory_stages(*PROGRAMS["gelu_bias"], Options())["lower"])
+    lines = text.splitlines()
+    line = next(k for k, ln in enumerate(lines) if "add(%0, %1)" in ln)
+    lines[line] = lines[line].replace("add(%0, %1)", "add(%0, %missing)")
+    with pytest.raises(TircError) as err:
+        read_back("\n".join(lines) + "\n", "02-lower.tir", Context(Options()))
+    assert err.value.line == line + 1 and err.value.col is not None
+    assert "%missing" in str(err.value)
