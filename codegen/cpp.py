@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from ir_text import render_index
+from ir_text import is_float, render_index
 
 from .cpp_ops import C_TYPES, COMBINE, CPP_INDEX, SIMD_REDUCTION, SUPPORTED_OPS, expr, identity
 from .cpp_prelude import MATH_FUNCTIONS, PRELUDE
@@ -326,13 +326,7 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: _Body, depth: int) -> None:
     reduces = [s for s in loop.statements if isinstance(s, Reduce)]
     ordered = any(r.kind in ("argmax", "argmin") for r in reduces)
     consts, loops = _split((f"r{k}", s) for k, s in enumerate(plan.reduction))
-    paired = (
-        not ordered
-        and bool(reduces)
-        and bool(loops)
-        and loops[-1][1] >= PAIRED_MIN
-        and not any(isinstance(s, Compute) and s.op in _EXPENSIVE for s in loop.statements)
-    )
+    paired = bool(reduces) and bool(loops) and loops[-1][1] >= PAIRED_MIN and _latency_bound(loop)
     copies = ("", "_b") if paired else ("",)
     clauses = []
     for reduce in reduces:
@@ -380,11 +374,25 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: _Body, depth: int) -> None:
 # A simd reduction loop at least this long walks the two halves of its range
 # at once, each into accumulators of its own. g++ keeps an `omp simd
 # reduction` in one vector register, so each vector add waits for the one
-# before and a row sum runs at the add's latency; two chains run about 10%
-# faster (bench/cpu.py's row sum, on AVX-512). Not for a pass that calls a
-# math function (exp, pow...): that is bound by the call, and two copies of
-# its body run slower.
+# before and a row sum runs at the add's latency (3 cycles); two chains run
+# about 10% faster (bench/cpu.py's row sum, on AVX-512). See _latency_bound
+# for the passes that qualify.
 PAIRED_MIN = 128
+
+
+def _latency_bound(loop: Loop) -> bool:
+    """Whether a pass is paced by its accumulators' float add or multiply
+    chains: only float sums and products, nothing stored and no math
+    function called. A max/min select has half the latency; a pass that
+    stores is paced by its stores, and one calling exp or pow by the call:
+    two copies of those measured the same or up to 1.25x slower
+    (log-softmax, softmax's max, add + layer norm)."""
+    for stmt in loop.statements:
+        if isinstance(stmt, Reduce) and (stmt.kind not in ("sum", "prod") or not is_float(stmt.arg_dtype)):
+            return False
+        if isinstance(stmt, (Store, _Keep)) or (isinstance(stmt, Compute) and stmt.op in _EXPENSIVE):
+            return False
+    return True
 
 
 def _accumulators(reduce: Reduce, acc_type: str) -> list[tuple[str, str, str, str]]:

@@ -91,8 +91,18 @@ def _int_reductions(x):
     return x.sum(-1), x.amax(0), x.amin(-1)
 
 
-def _two_dim_stats(x):
-    return x.sum((1, 2)), x.amax((1, 2)), (x > 2).any(-1)
+def _sums(x):
+    return x.sum(-1), (x * 0.01 + 1).prod(-1), (x * x).mean(-1)
+
+
+def _sum_and_mean(x):
+    # No bf16 prod: eager's rounds more than tirc's float32 product (0.19 off
+    # the float64 one at 258 terms, tirc's 0.08), whatever the loop shape.
+    return x.sum(-1), (x * x).mean(-1)
+
+
+def _two_dim_sums(x):
+    return x.sum((1, 2)), (x * x).sum((1, 2))
 
 
 def randn(*shape, dtype=torch.float32):
@@ -110,14 +120,14 @@ CASES = {
     "maximum with NaN": (_maximum, lambda: [_with_nans(randn(129, 37)), randn(129, 37)], "tirc_maximum"),
     "rows 37x1000": (_row_stats, lambda: [randn(37, 1000)], "omp simd reduction(+:"),
     "rows with NaN": (_row_stats, lambda: [_with_nans(randn(129, 37))], "_nan"),
-    # Rows of PAIRED_MIN or more walk both halves at once; odd ones have a last element.
-    "paired rows 37x1001 with NaN": (_row_stats, lambda: [_with_nans(randn(37, 1001))], "r0_pair"),
-    "paired rows bf16 37x258": (_row_stats, lambda: [randn(37, 258, dtype=torch.bfloat16)], "_b = 0;"),
-    "paired bool 37x129": (_bool_reductions, lambda: [randn(37, 129)], "r0_pair"),
-    "paired int64 37x1001": (_int_reductions, lambda: [torch.randint(-50, 50, (37, 1001))], "r0_pair"),
-    "paired over two dims": (_two_dim_stats, lambda: [randn(37, 5, 129)], "r1_pair"),
-    "rows bool any/all": (_bool_reductions, lambda: [randn(129, 37)], "reduction(|:"),
-    "rows int64": (_int_reductions, lambda: [torch.randint(-50, 50, (129, 37))], "INT64_MIN"),
+    # Float sum/prod passes of PAIRED_MIN or more walk both halves at once;
+    # odd ones have a last element.
+    "paired sums 37x1001 with NaN": (_sums, lambda: [_with_nans(randn(37, 1001))], "r0_pair"),
+    "paired sums bf16 37x258": (_sum_and_mean, lambda: [randn(37, 258, dtype=torch.bfloat16)], "_b = 0;"),
+    "paired sums f64 37x129": (_sums, lambda: [randn(37, 129, dtype=torch.float64)], "r0_pair"),
+    "paired over two dims": (_two_dim_sums, lambda: [randn(37, 5, 129)], "r1_pair"),
+    "rows 37x1001 unpaired max/min": (_row_stats, lambda: [_with_nans(randn(37, 1001))], "reduction(max:"),
+    "rows int64 37x1001": (_int_reductions, lambda: [torch.randint(-50, 50, (37, 1001))], "reduction(+:"),
     "softmax kept row 129x1000": (_softmax_then_scale, lambda: [randn(129, 1000), randn(1000)], "row_"),
     "softmax f16": (_softmax_then_scale, lambda: [randn(37, 129, dtype=torch.float16)] * 2, "_Float16"),
     "softmax bf16": (_softmax_then_scale, lambda: [randn(37, 129, dtype=torch.bfloat16)] * 2, "tirc_to_bf16"),
