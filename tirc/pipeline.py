@@ -77,10 +77,12 @@ def check_module(module: Module, ctx: Context) -> Module:
 
 def read_back(text: str, filename: str, ctx: Context) -> Module:
     """The checked module that a dump holding `text` (printed by tirc) reads
-    as. Parsed without source positions, which costs half as much; only when
-    that fails is it parsed and checked again with them, for the message."""
+    as. Parsed without source positions, which costs half as much (a text
+    that does not parse is parsed again with them by `parse` itself); only
+    when a check fails is it parsed again with them, for the message."""
+    module = parse(text, filename, positions=False)
     try:
-        return check_module(parse(text, filename, positions=False), ctx)
+        return check_module(module, ctx)
     except TircError:
         return check_module(parse(text, filename), ctx)
 

@@ -100,17 +100,25 @@ def test_parse_without_positions_is_the_same_module(program):
         assert missing > sum(p is None for p in _positions(parse(text))), f"{program}/{stage}"
 
 
-def test_read_back_of_a_bad_text_reports_the_position():
+@pytest.mark.parametrize(
+    "old, new, wanted",
+    [
+        ("add(%0, %1)", "add(%0, %missing)", "%missing"),  # fails in the parser
+        ("load %buf1[129*i0 + i1] : f32", "load %buf1[129*i0 + i1] : f16", "f16"),  # in the verifier
+    ],
+)
+def test_read_back_of_a_bad_text_reports_the_position(old, new, wanted):
     """A pass whose text does not verify is reported at FILE:LINE:COL: the
-    unpositioned read fails, and the text is read again with positions."""
+    unpositioned read or its check fails, and the text is read again with
+    positions."""
     from ir_text import TircError
     from tirc.pipeline import read_back
 
     text = print_ir(_in_memory_stages(*PROGRAMS["gelu_bias"], Options())["lower"])
     lines = text.splitlines()
-    line = next(k for k, ln in enumerate(lines) if "add(%0, %1)" in ln)
-    lines[line] = lines[line].replace("add(%0, %1)", "add(%0, %missing)")
+    line = next(k for k, ln in enumerate(lines) if old in ln)
+    lines[line] = lines[line].replace(old, new)
     with pytest.raises(TircError) as err:
         read_back("\n".join(lines) + "\n", "02-lower.tir", Context(Options()))
     assert err.value.line == line + 1 and err.value.col is not None
-    assert "%missing" in str(err.value)
+    assert wanted in str(err.value)
