@@ -1,7 +1,9 @@
 """Capture corner cases: one tensor passed twice, tensors created inside the
-program, contradictory API arguments."""
+program, programs fake tensors cannot trace, contradictory API arguments."""
 
 from __future__ import annotations
+
+import sys
 
 import pytest
 import torch
@@ -23,6 +25,56 @@ def test_program_creating_tensors_compiles(backend):
 
     compiled = tirc.compile(fn, [torch.randn(3, 4)], backend=backend)
     x = torch.randn(3, 4)
+    torch.testing.assert_close(compiled(x), fn(x))
+
+
+def _no_real_trace(monkeypatch):
+    """Make a trace on real tensors fail: it starts by copying the inputs."""
+
+    def refuse(x):
+        raise AssertionError("traced on real tensors")
+
+    monkeypatch.setattr(sys.modules["lowering.capture"], "_copy", refuse)
+
+
+def test_plain_program_traces_without_running(monkeypatch):
+    """Fake tensors trace it: the caller's values are never read."""
+    _no_real_trace(monkeypatch)
+    fn = lambda x, w: torch.softmax(x * w, dim=-1)  # noqa: E731
+    compiled = tirc.compile(fn, [torch.randn(37, 129), torch.randn(129)])
+    x, w = torch.randn(37, 129), torch.randn(129)
+    torch.testing.assert_close(compiled(x, w), fn(x, w))
+
+
+def positive_or_not(x):
+    return x * 2 if x.sum() > 0 else x - 1
+
+
+def scaled_by_max(x):
+    return x / x.abs().max().item()
+
+
+@pytest.mark.parametrize("fn", [positive_or_not, scaled_by_max])
+def test_program_reading_values_is_refused(fn):
+    """A branch on a value or `.item()`: fake tensors cannot trace it, and the
+    real trace that follows refuses it with PyTorch's reason."""
+    x = torch.randn(37, 129)
+    before = x.clone()
+    with pytest.raises(tirc.TircError, match="tracing failed: .*data-dependent"):
+        tirc.compile(fn, [x])
+    torch.testing.assert_close(x, before)
+
+
+def test_program_holding_a_real_tensor_in_a_closure(monkeypatch):
+    """Fake tensors trace it too; the closure's tensor becomes a constant."""
+    _no_real_trace(monkeypatch)
+    w = torch.randn(129)
+
+    def fn(x):
+        return torch.tanh(x) * w
+
+    compiled = tirc.compile(fn, [torch.randn(37, 129)])
+    x = torch.randn(37, 129)
     torch.testing.assert_close(compiled(x), fn(x))
 
 
