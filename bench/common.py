@@ -13,19 +13,31 @@ from pathlib import Path
 def medians(fns: dict, min_runs: int = 20, max_runs: int = 200, budget_s: float = 1.5) -> dict:
     """The median time (seconds) of each callable, measured in interleaved
     rounds (one call of each per round) so that drift hits all alike; runs
-    until each has `min_runs` and the time budget is spent, or `max_runs`."""
+    until each has `min_runs` and the time budget is spent, or `max_runs`.
+
+    Each round starts one callable further on: what ran just before a call
+    (whose outputs fill the caches, whose threads are still spinning) moves
+    its time by up to 5-10% on a 2-core machine, and a fixed order would
+    hand that to the same callable every round."""
     for fn in fns.values():
         fn()  # warm-up: lazy compilation, allocator, caches
     times: dict = {name: [] for name in fns}
+    names = list(fns)
     start = time.perf_counter()
     for k in range(max_runs):
-        for name, fn in fns.items():
+        for name in rotated(names, k):
             t = time.perf_counter()
-            fn()
+            fns[name]()
             times[name].append(time.perf_counter() - t)
         if k + 1 >= min_runs and time.perf_counter() - start > budget_s:
             break
     return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def rotated(items: list, k: int) -> list:
+    """`items` starting at position k (modulo their number)."""
+    k = k % len(items) if items else 0
+    return items[k:] + items[:k]
 
 
 def geomean(values) -> float:
