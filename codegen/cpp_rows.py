@@ -1,0 +1,278 @@
+"""The rows shape of a C++ kernel: a reduction along the contiguous
+dimension. OpenMP runs across the rows; per row, passes over the
+r-variables whose innermost loop is `#pragma omp simd reduction(...)`, so
+accumulators live in vector registers (sums are reassociated across lanes).
+Values a later pass would recompute through an expensive op are kept in a
+row buffer (_keep_rows); a long pass paced by its add chains walks both
+halves of the row at once (_paired)."""
+
+from __future__ import annotations
+
+from ir_text import is_float
+
+from .cpp_loops import (
+    PARALLEL_MIN_NUMEL,
+    Body,
+    Keep,
+    Reload,
+    close_loops,
+    constants,
+    numel,
+    open_loops,
+    parallel_pragma,
+    rindex,
+    split,
+)
+from .cpp_ops import C_TYPES, SIMD_REDUCTION, identity
+from .cpp_prelude import MATH_FUNCTIONS
+from .kernel_plan import Compute, KernelPlan, Loop, Reduce, Store, uses
+
+
+def rows_body(plan: KernelPlan, lines: list[str]) -> None:
+    """Loops over the rows (OpenMP across them, collapsed); per row, the
+    plan's steps: statements, and passes over the r-variables."""
+    consts, rows = split((f"i{k}", s) for k, s in enumerate(plan.ranges))
+    constants(lines, consts, "  ")
+    total = numel(plan.ranges) * numel(plan.reduction)
+    parallel = bool(rows) and total >= PARALLEL_MIN_NUMEL
+    depth = open_loops(lines, rows, 1, parallel_pragma(len(rows)) if parallel else None)
+    steps, kept = _keep_rows(plan)
+    for var, dtype in kept.items():
+        lines.append(f"{'  ' * depth}{C_TYPES[dtype]} row_{var}[{numel(plan.reduction)}];")
+    body = Body(lines)
+    for step in steps:
+        if isinstance(step, Loop):
+            for part in _split_ordered(step):
+                _row_pass(plan, part, body, depth)
+        else:
+            body.statement(step, "  " * depth)
+    close_loops(lines, depth, len(rows))
+
+
+def _ordered(stmt) -> bool:
+    return isinstance(stmt, Reduce) and stmt.kind in ("argmax", "argmin")
+
+
+def _split_ordered(loop: Loop) -> list[Loop]:
+    """A pass with argmax/argmin (which need the sequential order) and other
+    reductions as two passes, so that the others still run as simd."""
+    statements = list(loop.statements)
+    if not any(map(_ordered, statements)) or all(
+        map(_ordered, (s for s in statements if isinstance(s, Reduce)))
+    ):
+        return [loop]
+    simd = _live(statements, lambda s: not _ordered(s))
+    ordered = _live(statements, _ordered)
+    return [Loop(tuple(simd)), Loop(tuple(ordered))]
+
+
+# Ops worth a store and a load to compute once instead of once per pass.
+_EXPENSIVE = frozenset(name for name, _ in MATH_FUNCTIONS) | {"sigmoid", "pow"}
+# The most bytes per row (per thread, on the stack) kept between passes.
+MAX_KEPT_BYTES = 64 * 1024
+_SIZES = {"b8": 1, "u8": 1, "i8": 1, "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "i64": 8, "f64": 8}
+
+
+def _keep_rows(plan: KernelPlan) -> tuple[tuple, dict[str, str]]:
+    """The steps, with per-element values that a later pass would recompute
+    through an expensive op (softmax's exp) computed once and kept in a row
+    buffer instead, while the row's buffers fit in MAX_KEPT_BYTES; and the
+    kept vars with their dtypes."""
+    steps = list(plan.steps)
+    loops = [k for k, step in enumerate(steps) if isinstance(step, Loop)]
+    index = rindex(plan.reduction)
+    kept: dict[str, str] = {}
+    budget = MAX_KEPT_BYTES
+    for later in loops[1:]:
+        statements = list(steps[later].statements)
+        seen = {id(s) for k in loops if k < later for s in steps[k].statements}
+        defined = {s.var: s for s in statements if id(s) in seen and not isinstance(s, (Store, Reduce))}
+        users = [s for s in statements if id(s) not in seen]
+        frontier = [v for v in defined if any(v in _uses(s) for s in users)]
+        for var in frontier:
+            stmt = defined[var]
+            size = _SIZES[stmt.dtype] * numel(plan.reduction)
+            if not _costly(var, defined) or size > budget:
+                continue
+            budget -= size
+            kept[var] = stmt.dtype
+            first = next(k for k in loops if any(s is stmt for s in steps[k].statements))
+            where = list(steps[first].statements)
+            where.insert(next(j for j, s in enumerate(where) if s is stmt) + 1, Keep(var, index))
+            steps[first] = Loop(tuple(where))
+            statements[statements.index(stmt)] = Reload(var, stmt.dtype, index)
+        steps[later] = Loop(tuple(_live(statements)))
+    return tuple(steps), kept
+
+
+def _uses(stmt) -> list[str]:
+    if isinstance(stmt, Keep):
+        return [stmt.var]
+    return [] if isinstance(stmt, Reload) else uses(stmt)
+
+
+def _costly(var: str, defined: dict) -> bool:
+    """Whether computing `var` from the pass's inputs involves an expensive op."""
+    stack, seen = [var], set()
+    while stack:
+        name = stack.pop()
+        stmt = defined.get(name)
+        if stmt is None or name in seen:
+            continue
+        seen.add(name)
+        if isinstance(stmt, Compute) and stmt.op in _EXPENSIVE:
+            return True
+        stack.extend(_uses(stmt))
+    return False
+
+
+def _live(statements: list, wanted=lambda stmt: True) -> list:
+    """The statements with an effect (a store, a reduction, a kept value)
+    that `wanted` accepts, and those they need, in order."""
+    needed: set[str] = set()
+    out = []
+    for stmt in reversed(statements):
+        effect = isinstance(stmt, (Store, Reduce, Keep)) and wanted(stmt)
+        if effect or getattr(stmt, "var", None) in needed:
+            out.append(stmt)
+            needed.update(_uses(stmt))
+    return out[::-1]
+
+
+def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int) -> None:
+    """One pass over the r-variables: accumulators before it, results after.
+    The innermost r loop is a simd reduction (SIMD_REDUCTION) unless an
+    argmax/argmin needs the sequential order; float max/min keep a NaN
+    flag beside. A long simd loop walks the two halves of its range at once
+    (_paired)."""
+    lines = body.lines
+    pad = "  " * depth
+    reduces = [s for s in loop.statements if isinstance(s, Reduce)]
+    ordered = any(r.kind in ("argmax", "argmin") for r in reduces)
+    consts, loops = split((f"r{k}", s) for k, s in enumerate(plan.reduction))
+    paired = bool(reduces) and bool(loops) and loops[-1][1] >= PAIRED_MIN and _latency_bound(loop)
+    copies = ("", "_b") if paired else ("",)
+    clauses = []
+    for reduce in reduces:
+        acc_type = C_TYPES[reduce.arg_dtype]
+        acc = f"acc_{reduce.var}"
+        if reduce.kind in ("argmax", "argmin"):
+            lines.append(f"{pad}{acc_type} {acc} = 0;")
+            lines.append(f"{pad}int64_t {acc}_index = 0;")
+            lines.append(f"{pad}bool {acc}_first = true;")
+            continue
+        for name, ctype, start, operator in _accumulators(reduce, acc_type):
+            for copy in copies:
+                lines.append(f"{pad}{ctype} {name}{copy} = {start};")
+                clauses.append(f"reduction({operator}:{name}{copy})")
+    constants(lines, consts, pad)
+    depth = open_loops(lines, loops[:-1], depth)
+    if paired:
+        _paired(plan, loop, body, depth, loops[-1], clauses)
+    elif loops:
+        simd = None if ordered else " ".join(["omp simd", *clauses])
+        depth = open_loops(lines, loops[-1:], depth, simd)
+        _accumulate(plan, loop, body, "  " * depth, "")
+        depth = close_loops(lines, depth, 1)
+    else:
+        _accumulate(plan, loop, body, pad, "")
+    depth = close_loops(lines, depth, len(loops[:-1]))
+    for reduce in reduces:
+        acc = f"acc_{reduce.var}"
+        if paired:
+            for name, *_ in _accumulators(reduce, ""):
+                step = SIMD_REDUCTION[reduce.kind][3] if name == acc else "{acc} |= {v};"
+                lines.append(pad + step.format(acc=name, v=f"{name}_b"))
+        if reduce.kind in ("argmax", "argmin"):
+            result = f"{acc}_index"
+        elif _nan_flag(reduce):
+            result = f"({acc}_nan ? NAN : {acc})"
+        elif reduce.kind in ("any", "all"):
+            result = f"({acc} != 0)"
+        else:
+            result = acc
+        lines.append(f"{pad}{C_TYPES[reduce.dtype]} {reduce.var} = {result};")
+        body.dtypes[reduce.var] = reduce.dtype
+
+
+# A simd reduction loop at least this long walks the two halves of its range
+# at once, each into accumulators of its own. g++ keeps an `omp simd
+# reduction` in one vector register, so each vector add waits for the one
+# before and a row sum runs at the add's latency (3 cycles); two chains run
+# about 10% faster (bench/cpu.py's row sum, on AVX-512). See _latency_bound
+# for the passes that qualify.
+PAIRED_MIN = 128
+
+
+def _latency_bound(loop: Loop) -> bool:
+    """Whether a pass is paced by its accumulators' float add or multiply
+    chains: only float sums and products, nothing stored and no math
+    function called. A max/min select has half the latency; a pass that
+    stores is paced by its stores, and one calling exp or pow by the call:
+    two copies of those measured the same or up to 1.25x slower
+    (log-softmax, softmax's max, add + layer norm)."""
+    for stmt in loop.statements:
+        if isinstance(stmt, Reduce) and (stmt.kind not in ("sum", "prod") or not is_float(stmt.arg_dtype)):
+            return False
+        if isinstance(stmt, (Store, Keep)) or (isinstance(stmt, Compute) and stmt.op in _EXPENSIVE):
+            return False
+    return True
+
+
+def _accumulators(reduce: Reduce, acc_type: str) -> list[tuple[str, str, str, str]]:
+    """(name, C type, start, simd operator) of a reduction's accumulator
+    and, for a float max/min, of its NaN flag."""
+    ctype, operator, start, _ = SIMD_REDUCTION[reduce.kind]
+    acc = f"acc_{reduce.var}"
+    flag = [(f"{acc}_nan", "int", "0", "|")] if _nan_flag(reduce) else []
+    return [(acc, ctype or acc_type, start or identity(reduce.kind, reduce.arg_dtype), operator), *flag]
+
+
+def _paired(plan: KernelPlan, loop: Loop, body: Body, depth: int, innermost, clauses: list[str]) -> None:
+    """The innermost r loop over the first half of its range; each iteration
+    also takes the matching element of the second half, in a scope of its own
+    (its temporaries shadow nothing), into the `_b` accumulators. An odd last
+    element goes to the first ones."""
+    lines = body.lines
+    var, size = innermost
+    half = size // 2
+    pad = "  " * depth
+    lines.append(f"{pad}#pragma omp simd {' '.join(clauses)}")
+    lines.append(f"{pad}for (int64_t {var}_pair = 0; {var}_pair < {half}; ++{var}_pair) {{")
+    for copy, start in (("", "0"), ("_b", str(half))):
+        lines.append(f"{pad}  {{")
+        lines.append(f"{pad}    const int64_t {var} = {var}_pair + {start};")
+        _accumulate(plan, loop, body, pad + "    ", copy)
+        lines.append(f"{pad}  }}")
+    lines.append(f"{pad}}}")
+    if size % 2:
+        lines.append(f"{pad}{{")
+        lines.append(f"{pad}  const int64_t {var} = {size - 1};")
+        _accumulate(plan, loop, body, pad + "  ", "")
+        lines.append(f"{pad}}}")
+
+
+def _accumulate(plan: KernelPlan, loop: Loop, body: Body, ipad: str, copy: str) -> None:
+    """The pass's statements for one r index, into the accumulators named
+    with the suffix `copy`."""
+    lines = body.lines
+    for stmt in loop.statements:
+        if not isinstance(stmt, Reduce):
+            body.statement(stmt, ipad)
+            continue
+        acc = f"acc_{stmt.var}"
+        if stmt.kind in ("argmax", "argmin"):
+            better = "tirc_better_max" if stmt.kind == "argmax" else "tirc_better_min"
+            lines.append(f"{ipad}if ({acc}_first || {better}({stmt.arg}, {acc})) {{")
+            lines.append(f"{ipad}  {acc} = {stmt.arg};")
+            lines.append(f"{ipad}  {acc}_index = {rindex(plan.reduction)};")
+            lines.append(f"{ipad}  {acc}_first = false;")
+            lines.append(f"{ipad}}}")
+            continue
+        lines.append(ipad + SIMD_REDUCTION[stmt.kind][3].format(acc=acc + copy, v=stmt.arg))
+        if _nan_flag(stmt):
+            lines.append(f"{ipad}{acc}_nan{copy} |= ({stmt.arg} != {stmt.arg});")
+
+
+def _nan_flag(reduce: Reduce) -> bool:
+    return reduce.kind in ("max", "min") and reduce.arg_dtype in ("f16", "bf16", "f32", "f64")
