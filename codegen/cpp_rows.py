@@ -3,12 +3,9 @@ dimension. OpenMP runs across the rows; per row, passes over the
 r-variables whose innermost loop is `#pragma omp simd reduction(...)`, so
 accumulators live in vector registers (sums are reassociated across lanes).
 Values a later pass would recompute through an expensive op are kept in a
-row buffer (_keep_rows); a long pass paced by its add chains walks both
-halves of the row at once (_paired)."""
+row buffer (_keep_rows)."""
 
 from __future__ import annotations
-
-from ir_text import is_float
 
 from .cpp_loops import (
     PARALLEL_MIN_NUMEL,
@@ -143,15 +140,12 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int) -> None:
     """One pass over the r-variables: accumulators before it, results after.
     The innermost r loop is a simd reduction (SIMD_REDUCTION) unless an
     argmax/argmin needs the sequential order; float max/min keep a NaN
-    flag beside. A long simd loop walks the two halves of its range at once
-    (_paired)."""
+    flag beside."""
     lines = body.lines
     pad = "  " * depth
     reduces = [s for s in loop.statements if isinstance(s, Reduce)]
     ordered = any(r.kind in ("argmax", "argmin") for r in reduces)
     consts, loops = split((f"r{k}", s) for k, s in enumerate(plan.reduction))
-    paired = bool(reduces) and bool(loops) and loops[-1][1] >= PAIRED_MIN and _latency_bound(loop)
-    copies = ("", "_b") if paired else ("",)
     clauses = []
     for reduce in reduces:
         acc_type = C_TYPES[reduce.arg_dtype]
@@ -162,27 +156,20 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int) -> None:
             lines.append(f"{pad}bool {acc}_first = true;")
             continue
         for name, ctype, start, operator in _accumulators(reduce, acc_type):
-            for copy in copies:
-                lines.append(f"{pad}{ctype} {name}{copy} = {start};")
-                clauses.append(f"reduction({operator}:{name}{copy})")
+            lines.append(f"{pad}{ctype} {name} = {start};")
+            clauses.append(f"reduction({operator}:{name})")
     constants(lines, consts, pad)
     depth = open_loops(lines, loops[:-1], depth)
-    if paired:
-        _paired(plan, loop, body, depth, loops[-1], clauses)
-    elif loops:
+    if loops:
         simd = None if ordered else " ".join(["omp simd", *clauses])
         depth = open_loops(lines, loops[-1:], depth, simd)
-        _accumulate(plan, loop, body, "  " * depth, "")
+        _accumulate(plan, loop, body, "  " * depth)
         depth = close_loops(lines, depth, 1)
     else:
-        _accumulate(plan, loop, body, pad, "")
+        _accumulate(plan, loop, body, pad)
     depth = close_loops(lines, depth, len(loops[:-1]))
     for reduce in reduces:
         acc = f"acc_{reduce.var}"
-        if paired:
-            for name, *_ in _accumulators(reduce, ""):
-                step = SIMD_REDUCTION[reduce.kind][3] if name == acc else "{acc} |= {v};"
-                lines.append(pad + step.format(acc=name, v=f"{name}_b"))
         if reduce.kind in ("argmax", "argmin"):
             result = f"{acc}_index"
         elif _nan_flag(reduce):
@@ -195,30 +182,6 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int) -> None:
         body.dtypes[reduce.var] = reduce.dtype
 
 
-# A simd reduction loop at least this long walks the two halves of its range
-# at once, each into accumulators of its own. g++ keeps an `omp simd
-# reduction` in one vector register, so each vector add waits for the one
-# before and a row sum runs at the add's latency (3 cycles); two chains run
-# about 10% faster (bench/cpu.py's row sum, on AVX-512). See _latency_bound
-# for the passes that qualify.
-PAIRED_MIN = 128
-
-
-def _latency_bound(loop: Loop) -> bool:
-    """Whether a pass is paced by its accumulators' float add or multiply
-    chains: only float sums and products, nothing stored and no math
-    function called. A max/min select has half the latency; a pass that
-    stores is paced by its stores, and one calling exp or pow by the call:
-    two copies of those measured the same or up to 1.25x slower
-    (log-softmax, softmax's max, add + layer norm)."""
-    for stmt in loop.statements:
-        if isinstance(stmt, Reduce) and (stmt.kind not in ("sum", "prod") or not is_float(stmt.arg_dtype)):
-            return False
-        if isinstance(stmt, (Store, Keep)) or (isinstance(stmt, Compute) and stmt.op in _EXPENSIVE):
-            return False
-    return True
-
-
 def _accumulators(reduce: Reduce, acc_type: str) -> list[tuple[str, str, str, str]]:
     """(name, C type, start, simd operator) of a reduction's accumulator
     and, for a float max/min, of its NaN flag."""
@@ -228,33 +191,8 @@ def _accumulators(reduce: Reduce, acc_type: str) -> list[tuple[str, str, str, st
     return [(acc, ctype or acc_type, start or identity(reduce.kind, reduce.arg_dtype), operator), *flag]
 
 
-def _paired(plan: KernelPlan, loop: Loop, body: Body, depth: int, innermost, clauses: list[str]) -> None:
-    """The innermost r loop over the first half of its range; each iteration
-    also takes the matching element of the second half, in a scope of its own
-    (its temporaries shadow nothing), into the `_b` accumulators. An odd last
-    element goes to the first ones."""
-    lines = body.lines
-    var, size = innermost
-    half = size // 2
-    pad = "  " * depth
-    lines.append(f"{pad}#pragma omp simd {' '.join(clauses)}")
-    lines.append(f"{pad}for (int64_t {var}_pair = 0; {var}_pair < {half}; ++{var}_pair) {{")
-    for copy, start in (("", "0"), ("_b", str(half))):
-        lines.append(f"{pad}  {{")
-        lines.append(f"{pad}    const int64_t {var} = {var}_pair + {start};")
-        _accumulate(plan, loop, body, pad + "    ", copy)
-        lines.append(f"{pad}  }}")
-    lines.append(f"{pad}}}")
-    if size % 2:
-        lines.append(f"{pad}{{")
-        lines.append(f"{pad}  const int64_t {var} = {size - 1};")
-        _accumulate(plan, loop, body, pad + "  ", "")
-        lines.append(f"{pad}}}")
-
-
-def _accumulate(plan: KernelPlan, loop: Loop, body: Body, ipad: str, copy: str) -> None:
-    """The pass's statements for one r index, into the accumulators named
-    with the suffix `copy`."""
+def _accumulate(plan: KernelPlan, loop: Loop, body: Body, ipad: str) -> None:
+    """The pass's statements for one r index."""
     lines = body.lines
     for stmt in loop.statements:
         if not isinstance(stmt, Reduce):
@@ -269,9 +207,9 @@ def _accumulate(plan: KernelPlan, loop: Loop, body: Body, ipad: str, copy: str) 
             lines.append(f"{ipad}  {acc}_first = false;")
             lines.append(f"{ipad}}}")
             continue
-        lines.append(ipad + SIMD_REDUCTION[stmt.kind][3].format(acc=acc + copy, v=stmt.arg))
+        lines.append(ipad + SIMD_REDUCTION[stmt.kind][3].format(acc=acc, v=stmt.arg))
         if _nan_flag(stmt):
-            lines.append(f"{ipad}{acc}_nan{copy} |= ({stmt.arg} != {stmt.arg});")
+            lines.append(f"{ipad}{acc}_nan |= ({stmt.arg} != {stmt.arg});")
 
 
 def _nan_flag(reduce: Reduce) -> bool:

@@ -120,13 +120,10 @@ CASES = {
     "maximum with NaN": (_maximum, lambda: [_with_nans(randn(129, 37)), randn(129, 37)], "tirc_maximum"),
     "rows 37x1000": (_row_stats, lambda: [randn(37, 1000)], "omp simd reduction(+:"),
     "rows with NaN": (_row_stats, lambda: [_with_nans(randn(129, 37))], "_nan"),
-    # Float sum/prod passes of PAIRED_MIN or more walk both halves at once;
-    # odd ones have a last element.
-    "paired sums 37x1001 with NaN": (_sums, lambda: [_with_nans(randn(37, 1001))], "r0_pair"),
-    "paired sums bf16 37x258": (_sum_and_mean, lambda: [randn(37, 258, dtype=torch.bfloat16)], "_b = 0;"),
-    "paired sums f64 37x129": (_sums, lambda: [randn(37, 129, dtype=torch.float64)], "r0_pair"),
-    "paired over two dims": (_two_dim_sums, lambda: [randn(37, 5, 129)], "r1_pair"),
-    "rows 37x1001 unpaired max/min": (_row_stats, lambda: [_with_nans(randn(37, 1001))], "reduction(max:"),
+    "sums 37x1001 with NaN": (_sums, lambda: [_with_nans(randn(37, 1001))], "reduction(+:"),
+    "sums bf16 37x258": (_sum_and_mean, lambda: [randn(37, 258, dtype=torch.bfloat16)], "tirc_from_bf16"),
+    "sums f64 37x129": (_sums, lambda: [randn(37, 129, dtype=torch.float64)], "double acc_"),
+    "sums over two dims": (_two_dim_sums, lambda: [randn(37, 5, 129)], "r1 < 129"),
     "rows int64 37x1001": (_int_reductions, lambda: [torch.randint(-50, 50, (37, 1001))], "reduction(+:"),
     "softmax kept row 129x1000": (_softmax_then_scale, lambda: [randn(129, 1000), randn(1000)], "row_"),
     "softmax f16": (_softmax_then_scale, lambda: [randn(37, 129, dtype=torch.float16)] * 2, "_Float16"),
