@@ -120,15 +120,19 @@ CASES = {
     "maximum with NaN": (_maximum, lambda: [_with_nans(randn(129, 37)), randn(129, 37)], "tirc_maximum"),
     "rows 37x1000": (_row_stats, lambda: [randn(37, 1000)], "omp simd reduction(+:"),
     "rows with NaN": (_row_stats, lambda: [_with_nans(randn(129, 37))], "_nan"),
-    "sums 37x1001 with NaN": (_sums, lambda: [_with_nans(randn(37, 1001))], "reduction(+:"),
+    # Sum/prod passes of BLOCK (16) or more accumulate into lane arrays (a
+    # partial last block when the row is not a multiple of 16); shorter
+    # ones into an omp simd reduction.
+    "sums 37x1001 with NaN": (_sums, lambda: [_with_nans(randn(37, 1001))], "lanes_acc_"),
+    "sums 37x9": (_sums, lambda: [randn(37, 9)], "reduction(+:"),
     "sums bf16 37x258": (_sum_and_mean, lambda: [randn(37, 258, dtype=torch.bfloat16)], "tirc_from_bf16"),
     "sums f64 37x129": (_sums, lambda: [randn(37, 129, dtype=torch.float64)], "double acc_"),
-    "sums over two dims": (_two_dim_sums, lambda: [randn(37, 5, 129)], "r1 < 129"),
+    "sums over two dims": (_two_dim_sums, lambda: [randn(37, 5, 129)], "r1_block"),
     "rows int64 37x1001": (_int_reductions, lambda: [torch.randint(-50, 50, (37, 1001))], "reduction(+:"),
     "softmax kept row 129x1000": (_softmax_then_scale, lambda: [randn(129, 1000), randn(1000)], "row_"),
     "softmax f16": (_softmax_then_scale, lambda: [randn(37, 129, dtype=torch.float16)] * 2, "_Float16"),
     "softmax bf16": (_softmax_then_scale, lambda: [randn(37, 129, dtype=torch.bfloat16)] * 2, "tirc_to_bf16"),
-    "layer norm 129x37": (_layer_norm, lambda: [randn(129, 37), randn(37), randn(37)], "reduction(+:"),
+    "layer norm 129x37": (_layer_norm, lambda: [randn(129, 37), randn(37), randn(37)], "lanes_acc_"),
     "rms norm 1000x129": (_rms_norm, lambda: [randn(1000, 129), randn(129)], "reduction(+:"),
     "lanes 1000x129": (_column_stats, lambda: [randn(1000, 129)], "lanes"),
     "lanes with NaN": (_column_stats, lambda: [_with_nans(randn(37, 129))], "lanes"),

@@ -151,22 +151,64 @@ extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_no
     float t2 = float(37.0);
     float t8 = float(37.0);
     float t12 = float(1e-05);
-    float acc_t1 = 0;
-    #pragma omp simd reduction(+:acc_t1)
-    for (int64_t r0 = 0; r0 < 37; ++r0) {
-      float t0 = p_x[37*i0 + r0];
-      acc_t1 = acc_t1 + t0;
+    float lanes_acc_t1[16];
+    #pragma omp simd
+    for (int64_t lane = 0; lane < 16; ++lane) {
+      lanes_acc_t1[lane] = 0;
     }
+    for (int64_t r0_block = 0; r0_block < 32; r0_block += 16) {
+      #pragma omp simd
+      for (int64_t lane = 0; lane < 16; ++lane) {
+        const int64_t r0 = r0_block + lane;
+        float t0 = p_x[37*i0 + r0];
+        lanes_acc_t1[lane] = lanes_acc_t1[lane] + t0;
+      }
+    }
+    #pragma omp simd
+    for (int64_t lane = 0; lane < 5; ++lane) {
+      const int64_t r0 = 32 + lane;
+      float t0 = p_x[37*i0 + r0];
+      lanes_acc_t1[lane] = lanes_acc_t1[lane] + t0;
+    }
+    for (int64_t width = 8; width > 0; width /= 2) {
+      #pragma omp simd
+      for (int64_t lane = 0; lane < width; ++lane) {
+        lanes_acc_t1[lane] = lanes_acc_t1[lane] + lanes_acc_t1[lane + width];
+      }
+    }
+    float acc_t1 = lanes_acc_t1[0];
     float t1 = acc_t1;
     float t3 = (t1 / t2);
-    float acc_t7 = 0;
-    #pragma omp simd reduction(+:acc_t7)
-    for (int64_t r0 = 0; r0 < 37; ++r0) {
+    float lanes_acc_t7[16];
+    #pragma omp simd
+    for (int64_t lane = 0; lane < 16; ++lane) {
+      lanes_acc_t7[lane] = 0;
+    }
+    for (int64_t r0_block = 0; r0_block < 32; r0_block += 16) {
+      #pragma omp simd
+      for (int64_t lane = 0; lane < 16; ++lane) {
+        const int64_t r0 = r0_block + lane;
+        float t4 = p_x[37*i0 + r0];
+        float t5 = (t4 - t3);
+        float t6 = (t5 * t5);
+        lanes_acc_t7[lane] = lanes_acc_t7[lane] + t6;
+      }
+    }
+    #pragma omp simd
+    for (int64_t lane = 0; lane < 5; ++lane) {
+      const int64_t r0 = 32 + lane;
       float t4 = p_x[37*i0 + r0];
       float t5 = (t4 - t3);
       float t6 = (t5 * t5);
-      acc_t7 = acc_t7 + t6;
+      lanes_acc_t7[lane] = lanes_acc_t7[lane] + t6;
     }
+    for (int64_t width = 8; width > 0; width /= 2) {
+      #pragma omp simd
+      for (int64_t lane = 0; lane < width; ++lane) {
+        lanes_acc_t7[lane] = lanes_acc_t7[lane] + lanes_acc_t7[lane + width];
+      }
+    }
+    float acc_t7 = lanes_acc_t7[0];
     float t7 = acc_t7;
     float t9 = (t7 / t8);
     float t13 = (t9 + t12);
