@@ -32,7 +32,8 @@ def rows_body(plan: KernelPlan, lines: list[str]) -> None:
     constants(lines, consts, "  ")
     total = numel(plan.ranges) * numel(plan.reduction)
     parallel = bool(rows) and total >= PARALLEL_MIN_NUMEL
-    depth = open_loops(lines, rows, 1, parallel_pragma(len(rows)) if parallel else None)
+    pragma = f"{parallel_pragma(len(rows))} schedule(dynamic, {_chunk(numel(s for _, s in rows))})"
+    depth = open_loops(lines, rows, 1, pragma if parallel else None)
     steps, kept = _keep_rows(plan)
     for var, dtype in kept.items():
         lines.append(f"{'  ' * depth}{C_TYPES[dtype]} row_{var}[{numel(plan.reduction)}];")
@@ -44,6 +45,21 @@ def rows_body(plan: KernelPlan, lines: list[str]) -> None:
         else:
             body.statement(step, "  " * depth)
     close_loops(lines, depth, len(rows))
+
+
+# Rows are handed to the threads in chunks of at most CHUNK_ROWS, at least
+# CHUNKS of them, taken as each thread finishes the last (OpenMP's dynamic
+# schedule), not in one contiguous half per thread. In the benchmark's
+# rounds: softmax 0.82 of eager's time against 1.07, add + layer norm 0.86
+# against 0.93, row sum 0.91-1.04 against 1.00-1.01; chunks of 4 rows were
+# slower than halves. (On a shared 2-core machine one core often runs
+# slower than the other, and a half waits for the slower one.)
+CHUNK_ROWS = 64
+CHUNKS = 32
+
+
+def _chunk(rows: int) -> int:
+    return max(1, min(CHUNK_ROWS, rows // CHUNKS))
 
 
 def _ordered(stmt) -> bool:

@@ -133,7 +133,8 @@ CASES = {
     "softmax f16": (_softmax_then_scale, lambda: [randn(37, 129, dtype=torch.float16)] * 2, "_Float16"),
     "softmax bf16": (_softmax_then_scale, lambda: [randn(37, 129, dtype=torch.bfloat16)] * 2, "tirc_to_bf16"),
     "layer norm 129x37": (_layer_norm, lambda: [randn(129, 37), randn(37), randn(37)], "lanes_acc_"),
-    "rms norm 1000x129": (_rms_norm, lambda: [randn(1000, 129), randn(129)], "reduction(+:"),
+    # Enough work to run in parallel: rows in chunks of 1000 // 32.
+    "rms norm 1000x129": (_rms_norm, lambda: [randn(1000, 129), randn(129)], "schedule(dynamic, 31)"),
     "lanes 1000x129": (_column_stats, lambda: [randn(1000, 129)], "lanes"),
     "lanes with NaN": (_column_stats, lambda: [_with_nans(randn(37, 129))], "lanes"),
     "lanes bool": (_bool_reductions, lambda: [randn(129, 37)], "lanes"),
