@@ -283,15 +283,9 @@ def _combine_lanes(lines: list[str], pad: str, accumulators) -> None:
         lines.append(f"{pad}{ctype} {name} = lanes_{name}[0];")
 
 
-# Combining two lanes, by the accumulator's simd operator.
-_LANE_STEPS = {
-    "+": SIMD_REDUCTION["sum"][3],
-    "*": SIMD_REDUCTION["prod"][3],
-    "max": SIMD_REDUCTION["max"][3],
-    "min": SIMD_REDUCTION["min"][3],
-    "|": "{acc} |= {v};",
-    "&": "{acc} &= {v};",
-}
+# Combining two lanes, by the accumulator's simd operator (a blocked pass
+# only sums or multiplies: _blockable).
+_LANE_STEPS = {"+": SIMD_REDUCTION["sum"][3], "*": SIMD_REDUCTION["prod"][3]}
 
 
 def _accumulators(reduce: Reduce, acc_type: str) -> list[tuple[str, str, str, str]]:
