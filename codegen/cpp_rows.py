@@ -253,13 +253,15 @@ def _blocked(plan: KernelPlan, loop: Loop, body: Body, depth: int, innermost) ->
     full = size - size % BLOCK
     pad = "  " * depth
     lines.append(f"{pad}for (int64_t {var}_block = 0; {var}_block < {full}; {var}_block += {BLOCK}) {{")
-    _lane_loop(plan, loop, body, pad + "  ", var, f"{var}_block", BLOCK)
+    _block_lanes(plan, loop, body, pad + "  ", var, f"{var}_block", BLOCK)
     lines.append(f"{pad}}}")
     if size > full:
-        _lane_loop(plan, loop, body, pad, var, str(full), size - full)
+        _block_lanes(plan, loop, body, pad, var, str(full), size - full)
 
 
-def _lane_loop(plan: KernelPlan, loop: Loop, body: Body, pad: str, var: str, start: str, count: int) -> None:
+def _block_lanes(
+    plan: KernelPlan, loop: Loop, body: Body, pad: str, var: str, start: str, count: int
+) -> None:
     lines = body.lines
     lines.append(f"{pad}#pragma omp simd")
     lines.append(f"{pad}for (int64_t lane = 0; lane < {count}; ++lane) {{")

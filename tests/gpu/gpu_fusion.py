@@ -14,8 +14,7 @@ import torch
 import torch.nn.functional as F
 
 import tirc
-
-TOL = {torch.float32: (1e-4, 1e-5), torch.bfloat16: (2e-2, 2e-2), torch.float16: (2e-3, 2e-3)}
+from checks import close_to_eager
 
 
 def rms_norm(x, w):
@@ -65,24 +64,6 @@ def loop_kernels(program) -> int:
     return sum(1 for k in module.kernels if not any(id(v) in externs for v in k.nodes))
 
 
-def _check(got, eager, exact) -> None:
-    """Within the dtype's tolerance of eager, or, for a long float32 sum where
-    summation order dominates, no farther from float64 than twice eager is."""
-    rtol, atol = TOL.get(eager.dtype, (0, 0))
-    try:
-        torch.testing.assert_close(got, eager, rtol=rtol, atol=atol)
-    except AssertionError:
-        if eager.dtype != torch.float32:
-            raise
-        ours = (got.double() - exact).abs().max().item()
-        theirs = (eager.double() - exact).abs().max().item()
-        # A program that casts to float32 itself (x.float()) makes the
-        # "float64" run a float32 one, exact for eager's order: allow then a
-        # float32 rounding of the largest magnitude.
-        if ours > 2 * theirs + 2e-6 * exact.abs().max().item() + 1e-6:
-            raise AssertionError(f"max error vs float64 {ours:.3g}, eager's {theirs:.3g}") from None
-
-
 def main() -> int:
     torch.manual_seed(0)
     failures = 0
@@ -99,7 +80,7 @@ def main() -> int:
                     exact = fn(*[x.double() if x.is_floating_point() else x for x in inputs])
                     exact = exact if isinstance(exact, tuple) else (exact,)
                     for g, w, e in zip(got, want, exact):
-                        _check(g, w, e)
+                        close_to_eager(g, w, e)
                     count = loop_kernels(program)
                     status = "ok" if count == kernels else f"KERNELS {count} (want {kernels})"
                 except Exception as err:  # report and go on: one line per case

@@ -17,8 +17,7 @@ import sys
 import torch
 
 import tirc
-
-TOL = {torch.float32: (1e-4, 1e-5), torch.bfloat16: (2e-2, 2e-2), torch.float16: (2e-3, 2e-3)}
+from checks import close_to_eager
 
 
 def randn(*shape, dtype=torch.float32):
@@ -55,22 +54,6 @@ PROGRAMS = {
 }
 
 
-def _check(got, eager, exact) -> None:
-    """Within the dtype's tolerance of eager (exact for integers and booleans),
-    or, for a long float32 sum where summation order dominates, no farther
-    from float64 than twice eager is."""
-    rtol, atol = TOL.get(eager.dtype, (0, 0))
-    try:
-        torch.testing.assert_close(got, eager, rtol=rtol, atol=atol, equal_nan=True)
-    except AssertionError:
-        if eager.dtype != torch.float32:
-            raise
-        ours = (got.double() - exact).abs().max().item()
-        theirs = (eager.double() - exact).abs().max().item()
-        if ours > 2 * theirs + 1e-6 * exact.abs().max().item() + 1e-6:
-            raise AssertionError(f"max error vs float64 {ours:.3g}, eager's {theirs:.3g}") from None
-
-
 def _times(fn, program, inputs) -> str:
     """Median times of eager and tirc (not a check: for the record)."""
     from triton.testing import do_bench
@@ -97,7 +80,7 @@ def main() -> int:
             got, want = _tuple(program(*[x.clone() for x in fresh])), _tuple(fn(*fresh))
             exact = _tuple(fn(*[x.double() if x.is_floating_point() else x for x in fresh]))
             for g, w, e in zip(got, want, exact):
-                _check(g, w, e)
+                close_to_eager(g, w, e, slack=1e-6, equal_nan=True)
             status = "ok" if "_split[" in program.code else "NOT SPLIT"
             times = _times(fn, program, fresh)
         except Exception as err:  # report every failure, then exit 1
