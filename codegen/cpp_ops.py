@@ -38,7 +38,7 @@ _OPS = {
     "reciprocal": "(1 / {0})",
     "sqrt": "tirc_sqrt({0})",
     "rsqrt": "(1 / tirc_sqrt({0}))",
-    "sigmoid": "(1 / (1 + exp{f}(-{0})))",
+    "sigmoid": "(1 / (1 + tirc_exp{f}(-{0})))",
     "add": "({0} + {1})",
     "sub": "({0} - {1})",
     "mul": "({0} * {1})",
@@ -75,6 +75,9 @@ _OPS.update(
         if name != "pow"
     }
 )
+# exp through the prelude's tirc_expf, inlined into the vector loop rather
+# than a call of libmvec's (figures in the prelude).
+_OPS["exp"] = "tirc_exp{f}({0})"
 # Spellings that depend on the operand dtype.
 _BOOL_OPS = {
     "bitwise_not": "(!{0})",

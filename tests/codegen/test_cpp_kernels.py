@@ -166,3 +166,27 @@ def test_math_functions_are_declared_vectorizable():
     for name in ("expf", "logf", "erff", "tanhf", "exp(double", "powf"):
         assert name in cpp.PRELUDE
     assert "TIRC_SIMD" in cpp.PRELUDE and "<cmath>" not in cpp.PRELUDE
+
+
+def test_inlined_exp_is_within_one_ulp():
+    """The prelude's tirc_expf (exp for floats, and sigmoid through it)
+    against float64 exp: within 1.01 ulp over [-110, 90] and in the
+    subnormal range, exact on 0, +-inf, NaN, overflow and underflow."""
+    gen = torch.Generator().manual_seed(5)
+    spread = torch.rand(200_003, generator=gen, dtype=torch.float64) * 200 - 110
+    subnormal = torch.rand(10_007, generator=gen, dtype=torch.float64) * 17 - 104
+    edges = [0.0, -0.0, 1.0, -1.0, 1e-30, 88.72, 88.73, 89.0, 100.0, -87.3, -103.9, -104.0, -200.0]
+    specials = torch.tensor(edges + [float("inf"), float("-inf"), float("nan")], dtype=torch.float64)
+    x = torch.cat([spread, subnormal, specials]).float()
+    compiled = tirc.compile(torch.exp, [x])
+    assert "tirc_expf(" in compiled.code
+    got = compiled(x).double()
+    exact = torch.exp(x.double())
+    rounded = exact.float()
+    finite = torch.isfinite(rounded) & (rounded != 0)
+    ulp = torch.nextafter(rounded.abs(), torch.tensor(float("inf"))).double() - rounded.abs().double()
+    assert ((got - exact).abs()[finite] / ulp[finite]).max() <= 1.01
+    torch.testing.assert_close(got[~finite], rounded[~finite].double(), rtol=0, atol=0, equal_nan=True)
+    sigmoid = tirc.compile(torch.sigmoid, [x])
+    assert "tirc_expf(" in sigmoid.code
+    torch.testing.assert_close(sigmoid(x), torch.sigmoid(x), equal_nan=True)

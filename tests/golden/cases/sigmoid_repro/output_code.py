@@ -76,6 +76,41 @@ static inline uint16_t tirc_to_bf16(float f) {
   return f != f ? (uint16_t)0x7fc0 : rounded;
 }
 
+// exp for float, inlined so that g++ vectorizes it in place: 2^k * e^r
+// with k = round(x / ln 2) (by adding 1.5 * 2^23, whose low mantissa bits
+// then hold k), r = x - k ln 2 in two parts, and e^r - 1 as a degree-6
+// polynomial on |r| <= ln(2)/2 (relative error 4e-9, fitted for tirc). The
+// scale 2^k is applied as two powers of two, so results in the subnormal
+// range round once there instead of flushing to 0; x is clamped where the
+// result is 0 or inf already, and a NaN passes through every step. At most
+// 1.005 ulp from the exact value (libmvec's expf: 0.502) over 28M points in
+// [-110, 90]. In the benchmark's rounds, against the same kernels calling
+// libmvec's expf: softmax 2048x2048 0.96-0.97 of the time, cross-entropy
+// 0.96, swiglu (sigmoid) 0.94.
+static inline float tirc_expf(float x) {
+  float c = x < -104.0f ? -104.0f : x;
+  c = c > 89.0f ? 89.0f : c;
+  const float shift = 0x1.8p23f;
+  float z = __builtin_fmaf(c, 0x1.715476p+0f, shift);
+  float k = z - shift;
+  float r = __builtin_fmaf(k, -0x1.62e4p-1f, c);
+  r = __builtin_fmaf(k, -0x1.7f7d1cp-20f, r);
+  float q = __builtin_fmaf(0x1.6a244cp-10f, r, 0x1.1239d4p-7f);
+  q = __builtin_fmaf(q, r, 0x1.5558f2p-5f);
+  q = __builtin_fmaf(q, r, 0x1.555492p-3f);
+  q = __builtin_fmaf(q, r, 0x1.fffffcp-2f);
+  float p = __builtin_fmaf(q, r * r, r);
+  int32_t bits;
+  __builtin_memcpy(&bits, &z, 4);
+  int32_t n = bits - 0x4b400000, half = n >> 1;
+  int32_t b1 = (half + 127) << 23, b2 = (n - half + 127) << 23;
+  float s1, s2;
+  __builtin_memcpy(&s1, &b1, 4);
+  __builtin_memcpy(&s2, &b2, 4);
+  return __builtin_fmaf(s1, p, s1) * s2;
+}
+static inline double tirc_exp(double x) { return exp(x); }
+
 // NaN-propagating max/min, as torch.maximum/minimum; one select each, so
 // loops that use them vectorize.
 template <typename T> static inline T tirc_maximum(T a, T b) { return (a > b || a != a) ? a : b; }
@@ -152,7 +187,7 @@ extern "C" void k0(const float* __restrict__ p_v_in, float* __restrict__ p_buf0)
       #pragma omp simd
       for (int64_t i2 = 0; i2 < 64; ++i2) {
         float t0 = p_v_in[1856*i0 + 64*i1 + i2];
-        float t1 = (1 / (1 + expf(-t0)));
+        float t1 = (1 / (1 + tirc_expf(-t0)));
         p_buf0[1856*i0 + 64*i1 + i2] = t1;
       }
     }
