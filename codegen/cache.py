@@ -3,13 +3,15 @@
 Keyed by the sha256 of source, compiler identity and flags; guarded by a
 filelock so concurrent processes compiling the same source build it once;
 the shared object is written to a temporary name and renamed into place, so
-no process ever loads a half-written file.
+no process ever loads a half-written file. A large source is compiled as
+several translation units at once, one per core, and linked (_units).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import os
 import platform
@@ -105,7 +107,8 @@ def compiler_identity(cxx: str) -> str:
 
 def start_build(source: str) -> None:
     """Start building `source` now: g++ is spawned before this returns and a
-    background thread only waits for it and moves the object into place, so
+    background thread only waits for it (links its units) and moves the
+    object into place, so
     Python goes on meanwhile. (A thread that also did the preparation would
     wait for the GIL at every step while the caller runs Python: that cost
     a tenth of a second.) A later build_shared_object of the same source
@@ -117,14 +120,14 @@ def start_build(source: str) -> None:
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(dir=target.parent, suffix=".tmp"))
-        process = _spawn(cxx, source, work)
+        build = _Build(cxx, source, work)
     except Exception:  # noqa: BLE001 - the foreground build reports it
         _BUILDS.release(target)
         return
 
     def finish():
         try:
-            _finish(process, work, target)
+            _finish(build, target)
         except Exception:  # noqa: BLE001 - reported by the foreground build
             pass
         finally:
@@ -184,8 +187,9 @@ def build_shared_object(source: str) -> Path:
             if not target.exists():
                 work = Path(tempfile.mkdtemp(dir=target.parent, suffix=".tmp"))
                 try:
-                    _wait(_spawn(cxx, source, work))
-                    os.replace(work / "kernels.so", target)
+                    build = _Build(cxx, source, work)
+                    build.wait()
+                    os.replace(build.so, target)
                 finally:
                     shutil.rmtree(work, ignore_errors=True)
     finally:
@@ -193,35 +197,98 @@ def build_shared_object(source: str) -> Path:
     return target
 
 
-def _spawn(cxx: str, source: str, work: Path) -> subprocess.Popen:
-    """g++ compiling `source` into `work`/kernels.so, running."""
-    src = work / "kernels.cpp"
-    src.write_text(source)
-    command = [
-        cxx,
-        *CXX_FLAGS,
-        *linker_flags(),
-        str(src),
-        "-o",
-        str(work / "kernels.so"),
-        *vector_math_flags(),
-    ]
+# Where a source may be cut into translation units: the line cpp.py puts
+# before each kernel. Each unit is the text before the first break (the
+# prelude) and a run of kernels; the whole source, a comment at each break,
+# is one valid unit too.
+UNIT_BREAK = "// tirc: unit\n"
+# The least kernel text (characters) per unit: g++ spends 10-20 ms on the
+# prelude of each unit and the separate link 20 ms, against about 1 ms per
+# line of kernel code. The transformer block of bench/cpu.py (7 kernels,
+# 255 lines): 0.31 s as one unit, 0.20 s as two on two cores.
+MIN_UNIT_CHARS = 4000
+
+
+def _jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _units(source: str, jobs: int) -> list[str]:
+    """The translation units to build `source` as: at most `jobs`, each with
+    at least MIN_UNIT_CHARS of kernels, as runs of consecutive kernels of
+    about equal length; the whole source when there is one."""
+    head, *parts = source.split(UNIT_BREAK)
+    total = sum(len(part) for part in parts)
+    count = min(jobs, len(parts), total // MIN_UNIT_CHARS)
+    if count < 2:
+        return [source]
+    ends = list(itertools.accumulate(len(part) for part in parts))
+    bounds = [0]
+    for k in range(1, count):
+        # The cut nearest k/count of the text that leaves a kernel for each later unit.
+        candidates = range(bounds[-1], len(parts) - (count - k))
+        bounds.append(1 + min(candidates, key=lambda i: abs(ends[i] * count - total * k)))
+    bounds.append(len(parts))
+    return [head + UNIT_BREAK + UNIT_BREAK.join(parts[a:b]) for a, b in zip(bounds, bounds[1:])]
+
+
+class _Build:
+    """g++ building `source` into `work`/kernels.so: every unit compiling
+    at once from the start; wait() links them (with several) and raises
+    g++'s first error line if any step failed."""
+
+    def __init__(self, cxx: str, source: str, work: Path):
+        self.cxx, self.work = cxx, work
+        units = _units(source, _jobs())
+        self.objects = [] if len(units) == 1 else [work / f"unit{k}.o" for k in range(len(units))]
+        self.processes = []
+        for k, unit in enumerate(units):
+            src = work / f"unit{k}.cpp"
+            src.write_text(unit)
+            out = (
+                ["-c", str(src), "-o", str(self.objects[k])]
+                if self.objects
+                else [str(src), "-o", str(self.so)]
+            )
+            self.processes.append(_run(self._command(out)))
+
+    @property
+    def so(self) -> Path:
+        return self.work / "kernels.so"
+
+    def _command(self, args: list[str]) -> list[str]:
+        return [self.cxx, *CXX_FLAGS, *linker_flags(), *args, *vector_math_flags()]
+
+    def wait(self) -> None:
+        for process in self.processes:
+            _check(process)
+        if self.objects:
+            _check(_run(self._command([*map(str, self.objects), "-o", str(self.so)])))
+
+
+def _run(command: list[str]) -> subprocess.Popen:
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
-def _wait(process: subprocess.Popen) -> None:
+def _check(process: subprocess.Popen) -> None:
     _, stderr = process.communicate()
     if process.returncode != 0:
         lines = stderr.strip().splitlines() or ["(no output)"]
-        first = next((ln for ln in lines if "error" in ln), lines[0])
+        # g++'s diagnostic line ("FILE:LINE:COL: error: ..."); the file's
+        # path may itself hold the word.
+        first = next((ln for ln in lines if ": error:" in ln), None)
+        first = first or next((ln for ln in lines if "error" in ln), lines[0])
         raise RuntimeError(f"C++ compilation of generated kernels failed: {first.strip()}")
 
 
-def _finish(process: subprocess.Popen, work: Path, target: Path) -> None:
+def _finish(build: _Build, target: Path) -> None:
     """Wait for g++ and move its object into place: atomically, so a
     concurrent reader sees a whole object or none, and under the file lock,
     so that a foreground build of another process never sees it half done."""
-    _wait(process)
+    build.wait()
     with FileLock(str(target.with_suffix(".lock"))):
         if not target.exists():
-            os.replace(work / "kernels.so", target)
+            os.replace(build.so, target)

@@ -17,6 +17,7 @@ computed in float32 (the lowering inserts the casts).
 
 from __future__ import annotations
 
+from .cache import UNIT_BREAK
 from .cpp_lanes import lane_dim, lanes_body
 from .cpp_loops import (
     PARALLEL_MIN_NUMEL,
@@ -42,7 +43,9 @@ CHUNK = 8192
 
 
 def render_source(plans: list[KernelPlan]) -> str:
-    return PRELUDE + "\n" + "\n\n".join(render_kernel(p) for p in plans) + "\n"
+    """The prelude and the kernels, each after a UNIT_BREAK, where the build
+    may start a new translation unit (cache._units)."""
+    return PRELUDE + "\n" + "\n\n".join(UNIT_BREAK + render_kernel(p) for p in plans) + "\n"
 
 
 def render_kernel(plan: KernelPlan, linkage: str = 'extern "C"') -> str:

@@ -58,8 +58,8 @@ def test_cache_hit_does_not_rebuild(tmp_path, monkeypatch):
 def test_a_started_build_is_waited_for_not_repeated(tmp_path, monkeypatch):
     monkeypatch.setenv("TIRC_CACHE_DIR", str(tmp_path))
     spawned = []
-    spawn = cache._spawn
-    monkeypatch.setattr(cache, "_spawn", lambda *a: spawned.append(1) or spawn(*a))
+    build = cache._Build
+    monkeypatch.setattr(cache, "_Build", lambda *a: spawned.append(1) or build(*a))
     start_build(SOURCE % "started")
     assert spawned == [1]  # g++ runs before start_build returns
     built = build_shared_object(SOURCE % "started")
@@ -92,3 +92,56 @@ def test_output_code_runs_standalone(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("median ") and proc.stdout.strip().endswith(" us")
+
+
+def _kernels(count: int, filler: int) -> str:
+    """A prelude and `count` kernels (kernel k adds k), each padded with
+    `filler` comment characters, with unit breaks as cpp.py writes them."""
+    head = (
+        "#include <stdint.h>\nstatic inline int32_t tirc_probe_add(int32_t a, int32_t b) { return a + b; }\n"
+    )
+    kernels = [
+        cache.UNIT_BREAK + f"// {'x' * filler}\n"
+        f'extern "C" int32_t tirc_unit_probe_{k}(int32_t x) {{ return tirc_probe_add(x, {k}); }}\n'
+        for k in range(count)
+    ]
+    return head + "".join(kernels)
+
+
+def test_units_are_runs_of_whole_kernels_of_about_equal_length():
+    source = _kernels(5, cache.MIN_UNIT_CHARS)
+    head = source.split(cache.UNIT_BREAK)[0]
+    units = cache._units(source, jobs=2)
+    assert len(units) == 2 and all(u.startswith(head + cache.UNIT_BREAK) for u in units)
+    bodies = [u[len(head) :] for u in units]
+    assert "".join(bodies) == source[len(head) :]  # every kernel once, in order
+    assert [b.count("extern") for b in bodies] == [2, 3]
+    assert cache._units(source, jobs=8) == [
+        head + cache.UNIT_BREAK + k for k in source.split(cache.UNIT_BREAK)[1:]
+    ]
+    assert cache._units(source, jobs=1) == [source]
+    assert cache._units(_kernels(5, 10), jobs=2) == [_kernels(5, 10)]  # too small to pay
+
+
+def test_a_source_built_as_several_units_links_every_kernel(tmp_path, monkeypatch):
+    import ctypes
+
+    monkeypatch.setenv("TIRC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cache, "_jobs", lambda: 3)
+    source = _kernels(4, cache.MIN_UNIT_CHARS)
+    assert len(cache._units(source, 3)) == 3
+    library = ctypes.CDLL(str(build_shared_object(source)))
+    assert [getattr(library, f"tirc_unit_probe_{k}")(40) for k in range(4)] == [40, 41, 42, 43]
+    assert not list(tmp_path.rglob("*.o")) and not list(tmp_path.rglob("*.tmp"))
+
+
+def test_an_error_in_one_unit_is_reported(tmp_path, monkeypatch):
+    monkeypatch.setenv("TIRC_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cache, "_jobs", lambda: 2)
+    source = _kernels(2, cache.MIN_UNIT_CHARS).replace("tirc_probe_add(x, 1)", "undeclared_name(x, 1)")
+    assert len(cache._units(source, 2)) == 2
+    with pytest.raises(
+        RuntimeError, match="C\\+\\+ compilation of generated kernels failed: .*undeclared_name"
+    ):
+        build_shared_object(source)
+    assert not list(tmp_path.rglob("*.so")) and not list(tmp_path.rglob("*.tmp"))

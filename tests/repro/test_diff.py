@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -67,7 +68,7 @@ def _changes(out: str) -> tuple[list[str], list[str]]:
 
 
 def _edited(tmp_path, path: str, edit) -> str:
-    text = open(path).read()
+    text = Path(path).read_text()
     changed = edit(text)
     assert changed != text
     out = tmp_path / "edited.tir"
@@ -109,7 +110,7 @@ def test_an_inserted_loop_node_is_the_only_change(dumps, tmp_path, capsys):
     assert code == 1 and removed == []
     assert len(added) == 5 and "aten.neg.default" in added[0] and added[-1] == "}"
     # The new values take names the first dump does not use.
-    names_a = set(re.findall(r"%\w+", open(lower).read()))
+    names_a = set(re.findall(r"%\w+", Path(lower).read_text()))
     defined = {re.match(r"\s*(%\w+) =", line)[1] for line in added[:3]}
     assert len(defined) == 3 and not names_a & defined
 
@@ -152,7 +153,7 @@ def test_real_dumps_show_the_inserted_op_without_renumbering_noise(dumps, capsys
 def test_a_bad_file_is_an_error_with_its_position(dumps, tmp_path, capsys):
     bad = tmp_path / "bad.tir"
     bad.write_text(
-        open(dumps["base"]["01-capture"]).read().replace("aten.add.Tensor(", "aten.add.Tensor((", 1)
+        Path(dumps["base"]["01-capture"]).read_text().replace("aten.add.Tensor(", "aten.add.Tensor((", 1)
     )
     code, out, err = _diff(capsys, dumps["base"]["01-capture"], bad)
     assert code == 2 and out == ""

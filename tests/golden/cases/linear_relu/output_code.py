@@ -180,6 +180,7 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
   return v < best || (v != v && best == best);
 }
 
+// tirc: unit
 // k2: %buf2
 extern "C" void k2(const float* p_buf1, float* p_buf2) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {

@@ -180,6 +180,7 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
   return v < best || (v != v && best == best);
 }
 
+// tirc: unit
 // k0: %buf0, %buf1, %buf2, %buf3, %buf4, %buf5
 extern "C" void k0(const float* __restrict__ p_x, float* __restrict__ p_buf5) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {
