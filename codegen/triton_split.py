@@ -26,9 +26,7 @@ from dataclasses import replace
 
 from ir_text import to_torch
 
-# The kernel renderer, which imports this module: its names are looked up
-# when a kernel is rendered, never at import time.
-from . import triton as kernels
+from . import triton_body as body
 from .kernel_plan import KernelPlan, Loop, Reduce, Store, uses
 from .triton_configs import LaunchConfig
 
@@ -42,7 +40,7 @@ def splittable(plan: KernelPlan) -> bool:
     if plan.launch is not None or plan.nests or len(plan.loops) != 1:
         return False
     reduces = _reduces(plan.loops[0])
-    return bool(reduces) and all(kernels._accumulator(r)[0] in SPLITTABLE for r in reduces)
+    return bool(reduces) and all(body.accumulator(r)[0] in SPLITTABLE for r in reduces)
 
 
 def _reduces(pass_: Loop) -> list[Reduce]:
@@ -63,18 +61,18 @@ def _tiles(plan: KernelPlan):
     """(outputs, reduced, loop tile, column tile), as a looped reduction's."""
     outputs = [(f"i{k}", s) for k, s in enumerate(plan.ranges)]
     reduced = [(f"r{k}", s) for k, s in enumerate(plan.reduction)]
-    loop = kernels._Tile("[XBLOCK, RBLOCK]", "mask", (kernels._names(outputs), kernels._names(reduced)))
-    column = kernels._Tile("[XBLOCK, 1]", "xmask", (kernels._names(outputs),))
+    loop = body.Tile("[XBLOCK, RBLOCK]", "mask", (body.names(outputs), body.names(reduced)))
+    column = body.Tile("[XBLOCK, 1]", "xmask", (body.names(outputs),))
     return outputs, reduced, loop, column
 
 
 def _partials_kernel(plan: KernelPlan, config: LaunchConfig) -> list[str]:
     split = config.split
-    kernel = kernels._Kernel(replace(plan, name=f"{plan.name}_split"))
+    kernel = body.Kernel(replace(plan, name=f"{plan.name}_split"), config)
     kernel.chunked = True
     # Chunks are whole multiples of RBLOCK: when they tile the row, so do the blocks.
     kernel.full_r = config.rnumel % split.chunk == 0
-    if config.rnumel + split.chunk + kernels.BLOCK_OVERRUN >= 2**31:
+    if config.rnumel + split.chunk + body.BLOCK_OVERRUN >= 2**31:
         # The last chunk's masked lanes run up to a chunk past the row.
         kernel.index_type = "tl.int64"
     outputs, reduced, loop, column = _tiles(plan)
@@ -83,11 +81,11 @@ def _partials_kernel(plan: KernelPlan, config: LaunchConfig) -> list[str]:
     partials = [f"partials_{r.var}" for r in _reduces(pass_)]
     lines = kernel.header(partials + ["xnumel", "rnumel", "rchunk"], ["XBLOCK", "RBLOCK"])
     lines += kernel.xindex("[:, None]")
-    lines += kernels._unflatten("xindex", outputs, "    ")
+    lines += body.unflatten("xindex", outputs, "    ")
     chunk_id = "tl.program_id(1)" if kernel.index_type == "tl.int32" else "tl.program_id(1).to(tl.int64)"
     lines.append(f"    rstart = {chunk_id} * rchunk")
     lines += ["    " + kernel.statement(s, column) for s in _needed(plan.steps[:at], pass_.statements)]
-    lines += kernels._reduction_pass(kernel, pass_, loop, reduced, None, [])
+    lines += body.reduction_pass(kernel, pass_, loop, reduced, None, [])
     for reduce, partial in zip(_reduces(pass_), partials):
         slot = "xindex * tl.num_programs(1) + tl.program_id(1)"
         lines.append(f"    tl.store({partial} + {slot}, {reduce.var}, xmask)")
@@ -110,14 +108,14 @@ def _combine_kernel(plan: KernelPlan, config: LaunchConfig) -> list[str]:
     """The partials of XBLOCK rows in one [XBLOCK, RBLOCK] tile (`rnumel` is
     here the number of partials per row), then the plan's per-row steps."""
     split = config.split
-    kernel = kernels._Kernel(plan)
+    kernel = body.Kernel(plan, config)
     kernel.full_x = config.xnumel % split.combine.xblock == 0
     kernel.full_r = split.count % split.combine.rblock == 0
     outputs, _, _, column = _tiles(plan)
     pass_ = plan.loops[0]
     partials = [f"partials_{r.var}" for r in _reduces(pass_)]
     lines = kernel.header(partials + ["xnumel", "rnumel"], ["XBLOCK", "RBLOCK"]) + kernel.xindex("[:, None]")
-    lines += kernels._unflatten("xindex", outputs, "    ")
+    lines += body.unflatten("xindex", outputs, "    ")
     lines += kernel.rindex("    ", "")
     for step in plan.steps:
         if isinstance(step, Loop):
@@ -130,13 +128,13 @@ def _combine_kernel(plan: KernelPlan, config: LaunchConfig) -> list[str]:
 def _combine_partials(reduces: list[Reduce]) -> list[str]:
     lines = []
     for reduce in reduces:
-        kind, acc_dtype, _ = kernels._accumulator(reduce)
+        kind, acc_dtype, _ = body.accumulator(reduce)
         acc = f"acc_{reduce.var}"
-        identity = kernels._full("[XBLOCK, RBLOCK]", kernels._identity(kind, acc_dtype), acc_dtype)
+        identity = body.full("[XBLOCK, RBLOCK]", body.identity(kind, acc_dtype), acc_dtype)
         load = f"tl.load(partials_{reduce.var} + xindex * rnumel + rindex, mask, other=0)"
         lines.append(f"    {acc} = tl.where(mask, {load}, {identity})")
-        combined = kernels._COMBINE_LANES[kind].format(acc=acc)
-        lines.append(f"    {reduce.var} = {combined}[:, None].to({kernels.TL_TYPES[reduce.dtype]})")
+        combined = body.COMBINE_LANES[kind].format(acc=acc)
+        lines.append(f"    {reduce.var} = {combined}[:, None].to({body.TL_TYPES[reduce.dtype]})")
     return lines
 
 
@@ -147,7 +145,7 @@ def launch_lines(plan: KernelPlan, config: LaunchConfig, args: list[str], device
     workspaces = [_workspace(plan, r) for r in reduces]
     lines = [
         f"{name} = torch.empty(({config.xnumel}, {split.count}), "
-        f'dtype={to_torch(kernels._accumulator(r)[1])}, device="{device}")'
+        f'dtype={to_torch(body.accumulator(r)[1])}, device="{device}")'
         for name, r in zip(workspaces, reduces)
     ]
     args = args + workspaces

@@ -195,7 +195,9 @@ def _fits(node, place: "Place", nodes, space: KernelSpace, names) -> bool:
     trial.places[id(node)] = place
     placed = [n for n in nodes if id(n) in trial.places]
     try:
-        _check_reads(placed, trial, names)
+        # Reads between nodes placed before were checked when the later of
+        # them was placed: only those to and from `node` are new.
+        _check_reads(placed, trial, names, involving=node)
     except Refused:
         return False
     return True
@@ -246,9 +248,10 @@ def _substitute(expr, mapping: tuple, ranges: tuple):
     return simplify_index(expr.xreplace(dict(mapping)), dict(ranges))
 
 
-def _check_reads(nodes, space: KernelSpace, names) -> None:
+def _check_reads(nodes, space: KernelSpace, names, involving=None) -> None:
     """Each read of a buffer computed in the kernel must take the element
-    its producer writes, and per-row code cannot read per-element values."""
+    its producer writes, and per-row code cannot read per-element values;
+    with `involving`, only the reads by or from that node."""
     producers = {id(n.result): n for n in nodes}
     variables = space.variables
     for consumer in nodes:
@@ -260,6 +263,8 @@ def _check_reads(nodes, space: KernelSpace, names) -> None:
             if op.op != "load" or id(op.operands[0]) not in producers:
                 continue
             producer = producers[id(op.operands[0])]
+            if involving is not None and involving is not consumer and involving is not producer:
+                continue
             who, whom = names[id(consumer.result)], names[id(producer.result)]
             index = op.attr("index")
             if any(s.name.startswith("ind") for s in sympy.sympify(index).free_symbols):

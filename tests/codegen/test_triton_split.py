@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import codegen.triton
+import codegen.triton_body
 import codegen.triton_configs
 import tirc
 from codegen import triton_tune
@@ -147,7 +148,7 @@ def test_many_short_chunks_mask_every_end(name, tiny_splits):
 
 def test_int64_indices_when_offsets_could_overflow(tiny_splits, monkeypatch):
     # Pretend every block may overrun past 2**31: indices and chunk starts turn int64.
-    monkeypatch.setattr(codegen.triton, "BLOCK_OVERRUN", 2**31)
+    monkeypatch.setattr(codegen.triton_body, "BLOCK_OVERRUN", 2**31)
     program, got, want = compiled(lambda x: x.sum(1), lambda: [torch.randn(3, 1003)])
     assert "tl.program_id(1).to(tl.int64) * rchunk" in program.code
     check(got, want, F32)

@@ -1,0 +1,451 @@
+"""The statement-level part of Triton kernels, shared by every kernel shape
+(triton.py) and by split reductions (triton_split.py): type and op tables,
+tiles, a kernel's statements on a tile (loads, stores, index math with
+int32 or int64 offsets, cache hints), and one pass of a reduction over a
+row with its per-lane accumulators."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import sympy
+import torch
+
+from ir_text import FloorDiv, IndexStyle, Mod, render_index, to_torch
+
+from . import triton_online
+from .kernel_plan import Compute, KernelPlan, Load, Loop, Reduce, Store
+from .triton_configs import LaunchConfig
+
+TL_TYPES = {
+    "b8": "tl.int1",
+    "u8": "tl.uint8",
+    "i8": "tl.int8",
+    "i16": "tl.int16",
+    "i32": "tl.int32",
+    "i64": "tl.int64",
+    "f16": "tl.float16",
+    "bf16": "tl.bfloat16",
+    "f32": "tl.float32",
+    "f64": "tl.float64",
+}
+
+# render_index leaves operands bare (`13*i2 + 15`), so the infix operators parenthesize them.
+TRITON_INDEX = IndexStyle(
+    floordiv="(({}) // ({}))", mod="(({}) % ({}))", min="tl.minimum({}, {})", max="tl.maximum({}, {})"
+)
+# Triton's integer // and % truncate toward zero, as C's do; an index whose
+# dividend may be negative uses the helpers that round as Python does.
+SIGNED_INDEX = IndexStyle(
+    floordiv="_floordiv({}, {})", mod="_remainder({}, {})", min="tl.minimum({}, {})", max="tl.maximum({}, {})"
+)
+# Lanes a block may run past its extent (masked): the int32 decision allows for them.
+BLOCK_OVERRUN = 2**16
+
+NAN = "tl.PropagateNan.ALL"
+_OPS = {
+    "neg": "(-{0})",
+    "abs": "tl.abs({0})",
+    "floor": "tl.floor({0})",
+    "ceil": "tl.ceil({0})",
+    "trunc": "tl.where({0} < 0, tl.ceil({0}), tl.floor({0}))",
+    "round": "_round_half_even({0})",
+    "sign": "(({0} > 0).to({dtype}) - ({0} < 0).to({dtype}))",
+    "reciprocal": "(1.0 / {0})",
+    "exp": "tl.exp({0})",
+    "exp2": "tl.exp2({0})",
+    "expm1": "(tl.exp({0}) - 1.0)",
+    "log": "tl.log({0})",
+    "log2": "tl.log2({0})",
+    "log10": "(tl.log({0}) * 0.4342944819032518)",
+    "log1p": "tl.log(1.0 + {0})",
+    "sqrt": "tl.sqrt({0})",
+    "rsqrt": "tl.rsqrt({0})",
+    "sin": "tl.sin({0})",
+    "cos": "tl.cos({0})",
+    "tan": "(tl.sin({0}) / tl.cos({0}))",
+    "asin": "_asin({0})",
+    "acos": "(1.5707963267948966 - _asin({0}))",
+    "atan": "_atan({0})",
+    "sinh": "((tl.exp({0}) - tl.exp(-{0})) * 0.5)",
+    "cosh": "((tl.exp({0}) + tl.exp(-{0})) * 0.5)",
+    "tanh": "(2.0 * tl.sigmoid(2.0 * {0}) - 1.0)",
+    "sigmoid": "tl.sigmoid({0})",
+    "erf": "tl.erf({0})",
+    "add": "({0} + {1})",
+    "sub": "({0} - {1})",
+    "mul": "({0} * {1})",
+    "truediv": "({0} / {1})",
+    "maximum": "tl.maximum({0}, {1}, propagate_nan=" + NAN + ")",
+    "minimum": "tl.minimum({0}, {1}, propagate_nan=" + NAN + ")",
+    "pow": "_pow({0}, {1})",
+    "atan2": "_atan2({0}, {1})",
+    "floor_divide": "_floordiv({0}, {1})",
+    "remainder": "_remainder({0}, {1})",
+    "bitwise_and": "({0} & {1})",
+    "bitwise_or": "({0} | {1})",
+    "bitwise_xor": "({0} ^ {1})",
+    "bitwise_not": "(~{0})",
+    "eq": "({0} == {1})",
+    "ne": "({0} != {1})",
+    "lt": "({0} < {1})",
+    "le": "({0} <= {1})",
+    "gt": "({0} > {1})",
+    "ge": "({0} >= {1})",
+    "logical_and": "(({0} != 0) & ({1} != 0))",
+    "logical_or": "(({0} != 0) | ({1} != 0))",
+    "logical_xor": "(({0} != 0) ^ ({1} != 0))",
+    "logical_not": "({0} == 0)",
+    "isnan": "({0} != {0})",
+    "where": "tl.where({0}, {1}, {2})",
+    "to_dtype": "{0}.to({dtype})",
+}
+# Spellings that depend on the operand dtype: rounding is the identity on
+# integers, and bool arithmetic is logic (int1 addition would wrap).
+_INT_OPS = {"floor": "{0}", "ceil": "{0}", "trunc": "{0}", "round": "{0}"}
+_BOOL_OPS = {"add": "({0} | {1})", "mul": "({0} & {1})", "maximum": "({0} | {1})", "minimum": "({0} & {1})"}
+SUPPORTED_OPS = frozenset(_OPS) | {"load", "store", "constant", "index", "indirect", "reduce", "scan"}
+
+# Per-lane accumulation of a reduction and the combination of a row's lanes
+# after the loop; {acc} is the lane accumulator, {v} this chunk's value.
+ACCUMULATE = {
+    "sum": "{acc} + {v}",
+    "prod": "{acc} * {v}",
+    "max": "tl.maximum({acc}, {v}, propagate_nan=" + NAN + ")",
+    "min": "tl.minimum({acc}, {v}, propagate_nan=" + NAN + ")",
+    "any": "{acc} | ({v} != 0)",
+    "all": "{acc} & ({v} != 0)",
+}
+# argmax/argmin: a strictly better value (or a first NaN) replaces the lane's
+# pair; lanes see their indices in increasing order, so a tie keeps the first.
+BETTER = {
+    "argmax": "({v} > {acc}) | (({v} != {v}) & ({acc} == {acc}))",
+    "argmin": "({v} < {acc}) | (({v} != {v}) & ({acc} == {acc}))",
+}
+COMBINE_LANES = {
+    "sum": "tl.sum({acc}, 1)",
+    "prod": "tl.reduce({acc}, 1, _mul)",
+    "max": "_max_rows({acc})",
+    "min": "_min_rows({acc})",
+    "any": "(tl.max({acc}.to(tl.int8), 1) != 0)",
+    "all": "(tl.min({acc}.to(tl.int8), 1) != 0)",
+    "argmax": "_argmax_rows({acc}, {acc}_index)",
+    "argmin": "_argmin_rows({acc}, {acc}_index)",
+}
+
+
+def full(shape: str, value, dtype: str) -> str:
+    if dtype == "b8":
+        value = 1 if value else 0
+    elif isinstance(value, float):
+        if value != value:
+            value = 'float("nan")'
+        elif value in (float("inf"), float("-inf")):
+            value = 'float("inf")' if value > 0 else 'float("-inf")'
+        else:
+            value = repr(value)
+    return f"tl.full({shape}, {value}, {TL_TYPES[dtype]})"
+
+
+def identity(kind: str, dtype: str):
+    """The value a lane (or a scan's carry) starts from, which masked lanes keep."""
+    if kind in ("sum", "any"):
+        return 0
+    if kind in ("prod", "all"):
+        return 1
+    largest = kind in ("min", "argmin")
+    if dtype in ("f16", "bf16", "f32", "f64"):
+        return float("inf") if largest else float("-inf")
+    info = torch.iinfo(to_torch(dtype))
+    return info.max if largest else info.min
+
+
+@dataclass(frozen=True)
+class Tile:
+    """Where statements run: the block's shape, the mask of its live lanes, and
+    the loop variables that vary along each of its axes."""
+
+    shape: str
+    mask: str
+    axes: tuple[frozenset[str], ...]
+    flat: object = None  # the index that `xindex` equals, if any
+
+
+class Kernel:
+    """Renders one plan's statements onto tiles."""
+
+    def __init__(self, plan: KernelPlan, config: LaunchConfig):
+        self.plan = plan
+        self.ranges = {f"i{k}": s for k, s in enumerate(plan.ranges)}
+        self.ranges.update({f"r{k}": s for k, s in enumerate(plan.reduction)})
+        self.constants = {}  # var -> value of the plan's constants
+        self.passes = 1  # loops over each row (a looped reduction may make several)
+        self.persistent = False
+        # The first kernel of a split reduction (triton_split.py): its loop
+        # walks one chunk of `rchunk` elements from `rstart`, and each
+        # reduction's result is a partial, kept in the accumulator's dtype.
+        self.chunked = False
+        for stmt in plan.statements:
+            if isinstance(stmt, Compute) and stmt.op == "indirect":
+                self.ranges[stmt.var] = dict(stmt.attrs)["size"]
+            if isinstance(stmt, Compute) and stmt.op == "constant":
+                self.constants[stmt.var] = dict(stmt.attrs)["value"]
+        self.index_type = "tl.int64" if self._largest_index() >= 2**31 else "tl.int32"
+        # Whether every config's blocks tile the rows (and the reduction) exactly.
+        self.full_x = all(config.xnumel % c.xblock == 0 for c in config.configs)
+        self.full_r = config.rnumel is not None and all(
+            c.rblock and config.rnumel >= c.rblock and config.rnumel % c.rblock == 0 for c in config.configs
+        )
+
+    def _largest_index(self) -> int:
+        # Flat indices run up to a block past their extent; masked lanes may
+        # overflow harmlessly, so only live lanes' offsets count.
+        largest = max(numel(self.plan.ranges), numel(self.plan.reduction)) + BLOCK_OVERRUN
+        for stmt in self.plan.statements:
+            if isinstance(stmt, (Load, Store)):
+                largest = max(largest, _magnitude(sympy.sympify(stmt.index), self.ranges))
+            elif isinstance(stmt, Compute) and stmt.op == "index":
+                largest = max(largest, _magnitude(dict(stmt.attrs)["index"], self.ranges))
+        return largest
+
+    def header(self, sizes: list[str], blocks: list[str]) -> list[str]:
+        params = [f"p_{name}" for name, _ in self.plan.params] + sizes
+        params += [f"{block}: tl.constexpr" for block in blocks]
+        return [
+            "@triton.jit",
+            f"def {self.plan.name}({', '.join(params)}):",
+            f"    # {', '.join(self.plan.nodes)}",
+        ]
+
+    def xindex(self, suffix: str) -> list[str]:
+        pid = "tl.program_id(0)" if self.index_type == "tl.int32" else "tl.program_id(0).to(tl.int64)"
+        lines = [f"    xindex = {pid} * XBLOCK + tl.arange(0, XBLOCK){suffix}"]
+        if self.full_x:
+            # Every block is full: a constant mask, which Triton folds away.
+            shape = "[XBLOCK, 1]" if suffix else "[XBLOCK]"
+            return lines + [f"    xmask = tl.full({shape}, 1, tl.int1)"]
+        return lines + ["    xmask = xindex < xnumel"]
+
+    def rindex(self, pad: str, start: str) -> list[str]:
+        lanes = "tl.arange(0, RBLOCK)[None, :]"
+        if self.index_type != "tl.int32":
+            lanes += ".to(tl.int64)"
+        rmask = "tl.full([1, RBLOCK], 1, tl.int1)" if self.full_r else "rindex < rnumel"
+        return [
+            f"{pad}rindex = {start}{lanes}",
+            f"{pad}rmask = {rmask}",
+            f"{pad}mask = xmask & rmask",
+        ]
+
+    def statement(self, stmt, tile: Tile) -> str:
+        if isinstance(stmt, Load):
+            where = f"p_{stmt.source} + {self.offset(stmt.index, tile)}, {tile.mask}, other=0"
+            return f"{stmt.var} = tl.load({where}{self.eviction(stmt, tile)})"
+        if isinstance(stmt, Store):
+            return f"tl.store(p_{stmt.target} + {self.offset(stmt.index, tile)}, {stmt.var}, {tile.mask})"
+        return f"{stmt.var} = {self.expr(stmt, tile)}"
+
+    def eviction(self, stmt: Load, tile: Tile) -> str:
+        """A cache hint for a reduction's per-element loads (as Inductor's): an
+        input read many times over (a weight, a mask broadcast over rows) stays
+        in L2; one streamed through once makes way first."""
+        if len(tile.axes) != 2 or not self.plan.reduction:
+            return ""
+        names = {s.name for s in sympy.sympify(stmt.index).free_symbols}
+        if any(n.startswith("ind") for n in names):
+            return ""
+        extent = _magnitude(sympy.sympify(stmt.index), self.ranges) + 1
+        if extent * 8 <= numel(self.plan.ranges) * numel(self.plan.reduction):
+            return ', eviction_policy="evict_last"'
+        # Streamed once by a looped reduction: make way first (a row read
+        # again by a later pass had better stay; a persistent kernel's single
+        # read measured no better with the hint).
+        return ', eviction_policy="evict_first"' if self.passes == 1 and not self.persistent else ""
+
+    def expr(self, stmt: Compute, tile: Tile) -> str:
+        attrs = dict(stmt.attrs)
+        if stmt.op == "constant":
+            return full(tile.shape, attrs["value"], stmt.dtype)
+        if stmt.op == "index":
+            return f"tl.zeros({tile.shape}, tl.int64) + ({self.index(attrs['index'])})"
+        if stmt.op == "indirect":
+            arg = stmt.args[0]
+            return f"tl.where({arg} < 0, {arg} + {attrs['size']}, {arg}).to(tl.int64)"
+        if stmt.op == "to_dtype" and stmt.dtype == "bf16":
+            return f"_to_bf16({stmt.args[0]})"
+        if stmt.op == "pow" and self.constants.get(stmt.args[1]) == 2:
+            return f"({stmt.args[0]} * {stmt.args[0]})"  # exactly pow(x, 2), without exp and log
+        template = _OPS[stmt.op]
+        if stmt.dtype == "b8":
+            template = _BOOL_OPS.get(stmt.op, template)
+        elif not stmt.dtype.startswith(("f", "bf")):
+            template = _INT_OPS.get(stmt.op, template)
+        return template.format(*stmt.args, dtype=TL_TYPES[stmt.dtype])
+
+    def index(self, expr) -> str:
+        expr = sympy.sympify(expr)
+        signed = any(not _nonnegative(d.args[0]) for d in expr.atoms(FloorDiv, Mod))
+        return render_index(expr, SIGNED_INDEX if signed else TRITON_INDEX)
+
+    def offset(self, expr, tile: Tile) -> str:
+        """The index as offsets of the tile's shape: pointers must have the
+        shape of the mask, so an index not varying along every axis is broadcast."""
+        expr = sympy.sympify(expr)
+        if tile.flat is not None and sympy.expand(expr - tile.flat) == 0:
+            return "(xindex)"  # contiguous: no // and % to recover the variables
+        names = {s.name for s in expr.free_symbols}
+        text = self.index(expr)
+        # Indirect indices are loaded values, which have the tile's shape.
+        if any(n.startswith("ind") for n in names) or all(names & axis for axis in tile.axes):
+            return f"({text})"
+        return f"(tl.zeros({tile.shape}, {self.index_type}) + {text})"
+
+
+def _nonnegative(expr) -> bool:
+    """Whether an index expression is >= 0 for all values of its variables
+    (loop variables and indirect indices are; IR divisors are positive)."""
+    if expr.is_Integer:
+        return expr >= 0
+    if expr.is_Symbol or isinstance(expr, Mod):
+        return True
+    compound = (sympy.Add, sympy.Mul, sympy.Pow, FloorDiv, sympy.Min, sympy.Max)
+    return isinstance(expr, compound) and all(_nonnegative(a) for a in expr.args)
+
+
+def _magnitude(expr, ranges: dict[str, int]) -> int:
+    """An upper bound of |expr| over the loop ranges."""
+    if expr.is_Integer:
+        return abs(int(expr))
+    if expr.is_Symbol:
+        return ranges[expr.name]
+    if isinstance(expr, Mod):
+        return _magnitude(expr.args[1], ranges)
+    parts = [_magnitude(a, ranges) for a in expr.args]
+    if isinstance(expr, sympy.Mul):
+        return numel(parts)
+    if isinstance(expr, sympy.Pow):
+        return parts[0] ** parts[1]
+    if isinstance(expr, sympy.Add):
+        return sum(parts)
+    return max(parts)  # floordiv, min, max
+
+
+def unflatten(flat: str, variables: list[tuple[str, int]], pad: str) -> list[str]:
+    """Row-major loop variables from a flat index (the last varies fastest)."""
+    lines = []
+    for k in range(len(variables) - 1, -1, -1):
+        name, size = variables[k]
+        if k == 0:
+            lines.append(f"{pad}{name} = {flat}")
+        else:
+            lines.append(f"{pad}{name} = {flat} % {size}")
+            flat = f"({flat} // {size})"
+    return lines
+
+
+def numel(sizes) -> int:
+    n = 1
+    for s in sizes:
+        n *= s
+    return n
+
+
+def names(variables) -> frozenset[str]:
+    return frozenset(name for name, _ in variables)
+
+
+class Values:
+    """The values of a persistent kernel: each pass of a plan recomputes the
+    per-element values it needs (as looped reductions must); with the row in
+    registers each is computed once, and equal loads and computations (a
+    program that reads one input twice) share one variable."""
+
+    def __init__(self, aliased: frozenset[str]):
+        self.aliased = aliased
+        self.defined: set[str] = set()
+        self.alias: dict[str, str] = {}
+        self.seen: dict[tuple, str] = {}
+
+    def rename(self, stmt):
+        """`stmt` over the variables already computed, or None when its value
+        already has one."""
+        if isinstance(stmt, Store):
+            return replace(stmt, var=self.alias.get(stmt.var, stmt.var))
+        if isinstance(stmt, Reduce):
+            return replace(stmt, arg=self.alias.get(stmt.arg, stmt.arg))
+        if stmt.var in self.defined:
+            return None
+        self.defined.add(stmt.var)
+        key = None
+        if isinstance(stmt, Load):
+            indirect = any(s.name.startswith("ind") for s in sympy.sympify(stmt.index).free_symbols)
+            if stmt.source not in self.aliased and not indirect:
+                key = ("load", stmt.source, str(stmt.index), stmt.dtype)
+        elif isinstance(stmt, Compute):
+            stmt = replace(stmt, args=tuple(self.alias.get(a, a) for a in stmt.args))
+            # Indirect indices are named in index expressions: never renamed.
+            if stmt.op != "indirect":
+                key = (stmt.op, stmt.args, repr(stmt.attrs), stmt.dtype)
+        if key is not None and key in self.seen:
+            self.alias[stmt.var] = self.seen[key]
+            return None
+        if key is not None:
+            self.seen[key] = stmt.var
+        return stmt
+
+
+def reduction_pass(kernel: Kernel, pass_: Loop, loop: Tile, reduced, values, folded) -> list[str]:
+    """One pass over a row: a loop of RBLOCK chunks, or (persistent, `values`
+    given) the whole row at once; `folded`: online sums (triton_online.py)."""
+    pad = "    " if values else "        "
+    if values:
+        pass_ = Loop(tuple(s for s in map(values.rename, pass_.statements) if s is not None))
+    reduces = [(s, *accumulator(s)) for s in pass_.statements if isinstance(s, Reduce)]
+    lines = []
+    for reduce, kind, acc_dtype, _ in reduces:
+        acc = f"acc_{reduce.var}"
+        lines.append(f"    {acc} = {full(loop.shape, identity(kind, acc_dtype), acc_dtype)}")
+        if kind in BETTER:
+            # Index 0 with the identity is right when no lane finds better: then
+            # every element is the identity (or there are none), and the first is 0.
+            lines.append(f"    {acc}_index = tl.zeros({loop.shape}, tl.int64)")
+    lines += triton_online.init_lines(folded, full)
+    online = {id(f.peak): f for f in folded}
+    if not values:
+        extent, start = ("rchunk", "rstart + roffset + ") if kernel.chunked else ("rnumel", "roffset + ")
+        lines.append(f"    for roffset in range(0, {extent}, RBLOCK):")
+        lines += kernel.rindex("        ", start)
+        lines += unflatten("rindex", reduced, "        ")
+    by_stmt = {id(r): (kind, value) for r, kind, _, value in reduces}
+    for stmt in pass_.statements:
+        if not isinstance(stmt, Reduce):
+            lines.append(pad + kernel.statement(stmt, loop))
+            continue
+        kind, value = by_stmt[id(stmt)]
+        acc = f"acc_{stmt.var}"
+        if id(stmt) in online:
+            lines += triton_online.update_lines([online[id(stmt)]], pad, NAN)
+        elif kind in BETTER:
+            lines += [
+                f"{pad}take = mask & ({BETTER[kind].format(acc=acc, v=value)})",
+                f"{pad}{acc}_index = tl.where(take, rindex, {acc}_index)",
+                f"{pad}{acc} = tl.where(take, {value}, {acc})",
+            ]
+        else:
+            lines.append(f"{pad}{acc} = tl.where(mask, {ACCUMULATE[kind].format(acc=acc, v=value)}, {acc})")
+    for reduce, kind, acc_dtype, _ in reduces:
+        lanes = COMBINE_LANES[kind].format(acc=f"acc_{reduce.var}")
+        dtype = acc_dtype if kernel.chunked else reduce.dtype
+        lines.append(f"    {reduce.var} = {lanes}[:, None].to({TL_TYPES[dtype]})")
+    return lines + triton_online.combine_lines(folded, TL_TYPES.get)
+
+
+def accumulator(reduce: Reduce) -> tuple[str, str, str]:
+    """(kind, accumulator dtype, accumulated value) of a reduction."""
+    kind, acc_dtype, value = reduce.kind, reduce.arg_dtype, reduce.arg
+    if acc_dtype == "b8":
+        # On booleans max and min are any and all; arg-reductions compare int8.
+        kind = {"max": "any", "min": "all"}.get(kind, kind)
+        if kind in BETTER:
+            acc_dtype, value = "i8", f"{value}.to(tl.int8)"
+    return kind, acc_dtype, value
