@@ -107,12 +107,12 @@ def compiler_identity(cxx: str) -> str:
 
 def start_build(source: str) -> None:
     """Start building `source` now: g++ is spawned before this returns and a
-    background thread only waits for it (links its units) and moves the
-    object into place, so
-    Python goes on meanwhile. (A thread that also did the preparation would
-    wait for the GIL at every step while the caller runs Python: that cost
-    a tenth of a second.) A later build_shared_object of the same source
-    waits for this one; a failure here is left for it to report."""
+    background thread only waits for it, links its units and moves the
+    object into place, so Python goes on meanwhile. (A thread that also did
+    the preparation would wait for the GIL at every step while the caller
+    runs Python: that cost a tenth of a second.) A later build_shared_object
+    of the same source waits for this one; a failure here is left for it to
+    report."""
     cxx = compiler()
     target = _target(source, cxx)
     if target.exists() or _BUILDS.claim(target) is not None:

@@ -195,8 +195,9 @@ def _fits(node, place: "Place", nodes, space: KernelSpace, names) -> bool:
     trial.places[id(node)] = place
     placed = [n for n in nodes if id(n) in trial.places]
     try:
-        # Reads between nodes placed before were checked when the later of
-        # them was placed: only those to and from `node` are new.
+        # Only the reads to and from `node` decide between its options: those
+        # among the nodes placed before are the same whichever it takes (and
+        # kernel_space checks every read once all are placed).
         _check_reads(placed, trial, names, involving=node)
     except Refused:
         return False
