@@ -221,11 +221,11 @@ def _units(source: str, jobs: int) -> list[str]:
     at least MIN_UNIT_CHARS of kernels, as runs of consecutive kernels of
     about equal length; the whole source when there is one."""
     head, *parts = source.split(UNIT_BREAK)
-    total = sum(len(part) for part in parts)
+    ends = list(itertools.accumulate(map(len, parts)))  # where each kernel's text ends
+    total = ends[-1] if ends else 0
     count = min(jobs, len(parts), total // MIN_UNIT_CHARS)
     if count < 2:
         return [source]
-    ends = list(itertools.accumulate(len(part) for part in parts))
     bounds = [0]
     for k in range(1, count):
         # The cut nearest k/count of the text that leaves a kernel for each later unit.

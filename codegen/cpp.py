@@ -17,6 +17,8 @@ computed in float32 (the lowering inserts the casts).
 
 from __future__ import annotations
 
+from math import prod
+
 from .cache import UNIT_BREAK
 from .cpp_lanes import lane_dim, lanes_body
 from .cpp_loops import (
@@ -24,7 +26,6 @@ from .cpp_loops import (
     Body,
     close_loops,
     constants,
-    numel,
     open_loops,
     parallel_pragma,
     split,
@@ -100,8 +101,8 @@ def _pointwise_body(plan: KernelPlan, lines: list[str]) -> None:
             body.statement(stmt, "  ")
         return
     outer, (inner, size) = loops[:-1], loops[-1]
-    parallel = numel(plan.ranges) >= PARALLEL_MIN_NUMEL
-    chunked = parallel and numel(s for _, s in outer) < MIN_PARALLEL_ROWS and size > CHUNK
+    parallel = prod(plan.ranges) >= PARALLEL_MIN_NUMEL
+    chunked = parallel and prod(s for _, s in outer) < MIN_PARALLEL_ROWS and size > CHUNK
     nest = outer + ([(f"{inner}_chunk", -(-size // CHUNK))] if chunked else [])
     depth = open_loops(lines, nest, 1, parallel_pragma(len(nest)) if parallel and nest else None)
     pad = "  " * depth
@@ -121,7 +122,7 @@ def _scan_body(plan: KernelPlan, scan: Scan, lines: list[str]) -> None:
     """Loops over every dimension but the scanned one, which runs innermost
     and in order, carrying the running value."""
     outer = [(f"i{k}", s) for k, s in enumerate(plan.ranges) if k != scan.dim]
-    parallel = len(outer) > 0 and numel(plan.ranges) >= PARALLEL_MIN_NUMEL
+    parallel = len(outer) > 0 and prod(plan.ranges) >= PARALLEL_MIN_NUMEL
     depth = open_loops(lines, outer, 1, parallel_pragma(len(outer)) if parallel else None)
     acc = f"acc_{scan.var}"
     lines.append(f"{'  ' * depth}{C_TYPES[scan.dtype]} {acc} = {identity(scan.kind, scan.dtype)};")

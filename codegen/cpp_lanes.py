@@ -5,6 +5,8 @@ contiguous vector loop."""
 
 from __future__ import annotations
 
+from math import prod
+
 import functools
 
 import sympy
@@ -14,7 +16,6 @@ from .cpp_loops import (
     Body,
     close_loops,
     constants,
-    numel,
     open_loops,
     parallel_pragma,
     rindex,
@@ -66,7 +67,7 @@ def lanes_body(plan: KernelPlan, dim: int, lines: list[str]) -> None:
     rows = [(name, s) for name, s in rows if name != lane_var]
     constants(lines, consts, "  ")
     nest = rows + [(f"{lane_var}_block", -(-size // LANES))]
-    total = numel(plan.ranges) * numel(plan.reduction)
+    total = prod(plan.ranges) * prod(plan.reduction)
     depth = open_loops(lines, nest, 1, parallel_pragma(len(nest)) if total >= PARALLEL_MIN_NUMEL else None)
     pad = "  " * depth
     lines.append(f"{pad}const int64_t lanes = tirc_min_i64({LANES}, {size} - {lane_var}_block * {LANES});")

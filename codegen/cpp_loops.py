@@ -14,13 +14,6 @@ from .kernel_plan import Compute, Load, Store
 PARALLEL_MIN_NUMEL = 32768
 
 
-def numel(sizes) -> int:
-    n = 1
-    for s in sizes:
-        n *= s
-    return n
-
-
 @dataclass(frozen=True)
 class Keep:
     """Save `var`, computed in this pass, in the row buffer `row_{var}` (the

@@ -7,6 +7,8 @@ row buffer (_keep_rows)."""
 
 from __future__ import annotations
 
+from math import prod
+
 from ir_text import is_float
 
 from .cpp_loops import (
@@ -16,7 +18,6 @@ from .cpp_loops import (
     Reload,
     close_loops,
     constants,
-    numel,
     open_loops,
     parallel_pragma,
     rindex,
@@ -32,13 +33,13 @@ def rows_body(plan: KernelPlan, lines: list[str]) -> None:
     plan's steps: statements, and passes over the r-variables."""
     consts, rows = split((f"i{k}", s) for k, s in enumerate(plan.ranges))
     constants(lines, consts, "  ")
-    total = numel(plan.ranges) * numel(plan.reduction)
+    total = prod(plan.ranges) * prod(plan.reduction)
     parallel = bool(rows) and total >= PARALLEL_MIN_NUMEL
-    pragma = f"{parallel_pragma(len(rows))} schedule(dynamic, {_chunk(numel(s for _, s in rows))})"
+    pragma = f"{parallel_pragma(len(rows))} schedule(dynamic, {_chunk(prod(s for _, s in rows))})"
     depth = open_loops(lines, rows, 1, pragma if parallel else None)
     steps, kept = _keep_rows(plan)
     for var, dtype in kept.items():
-        lines.append(f"{'  ' * depth}{C_TYPES[dtype]} row_{var}[{numel(plan.reduction)}];")
+        lines.append(f"{'  ' * depth}{C_TYPES[dtype]} row_{var}[{prod(plan.reduction)}];")
     body = Body(lines)
     for step in steps:
         if isinstance(step, Loop):
@@ -106,7 +107,7 @@ def _keep_rows(plan: KernelPlan) -> tuple[tuple, dict[str, str]]:
         frontier = [v for v in defined if any(v in _uses(s) for s in users)]
         for var in frontier:
             stmt = defined[var]
-            size = _SIZES[stmt.dtype] * numel(plan.reduction)
+            size = _SIZES[stmt.dtype] * prod(plan.reduction)
             if not _costly(var, defined) or size > budget:
                 continue
             budget -= size

@@ -36,6 +36,8 @@ the interpreter), so functions it lacks are spelled with identities.
 
 from __future__ import annotations
 
+from math import prod
+
 import re
 from dataclasses import replace
 
@@ -54,7 +56,6 @@ from .triton_body import (
     full,
     identity,
     names,
-    numel,
     reduction_pass,
     unflatten,
 )
@@ -198,7 +199,7 @@ def candidate_configs(plan: KernelPlan) -> LaunchConfig:
     the alternatives the tuner times (triton_tune.py)."""
     scan = _scan_statement(plan)
     if plan.loops:
-        xnumel, rnumel = numel(plan.ranges), numel(plan.reduction)
+        xnumel, rnumel = prod(plan.ranges), prod(plan.reduction)
         if _outer(plan):
             config = triton_configs.outer(xnumel, rnumel)
         elif triton_configs.persistent_fits(rnumel):
@@ -210,8 +211,8 @@ def candidate_configs(plan: KernelPlan) -> LaunchConfig:
         return config
     if scan is not None:
         rnumel = plan.ranges[scan.dim]
-        return triton_configs.scan(numel(s for k, s in enumerate(plan.ranges) if k != scan.dim), rnumel)
-    return triton_configs.pointwise(numel(plan.ranges))
+        return triton_configs.scan(prod(s for k, s in enumerate(plan.ranges) if k != scan.dim), rnumel)
+    return triton_configs.pointwise(prod(plan.ranges))
 
 
 def _outer(plan: KernelPlan) -> bool:

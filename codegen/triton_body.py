@@ -6,6 +6,8 @@ row with its per-lane accumulators."""
 
 from __future__ import annotations
 
+from math import prod
+
 from dataclasses import dataclass, replace
 
 import sympy
@@ -200,7 +202,7 @@ class Kernel:
     def _largest_index(self) -> int:
         # Flat indices run up to a block past their extent; masked lanes may
         # overflow harmlessly, so only live lanes' offsets count.
-        largest = max(numel(self.plan.ranges), numel(self.plan.reduction)) + BLOCK_OVERRUN
+        largest = max(prod(self.plan.ranges), prod(self.plan.reduction)) + BLOCK_OVERRUN
         for stmt in self.plan.statements:
             if isinstance(stmt, (Load, Store)):
                 largest = max(largest, _magnitude(sympy.sympify(stmt.index), self.ranges))
@@ -255,7 +257,7 @@ class Kernel:
         if any(n.startswith("ind") for n in names):
             return ""
         extent = _magnitude(sympy.sympify(stmt.index), self.ranges) + 1
-        if extent * 8 <= numel(self.plan.ranges) * numel(self.plan.reduction):
+        if extent * 8 <= prod(self.plan.ranges) * prod(self.plan.reduction):
             return ', eviction_policy="evict_last"'
         # Streamed once by a looped reduction: make way first (a row read
         # again by a later pass had better stay; a persistent kernel's single
@@ -322,7 +324,7 @@ def _magnitude(expr, ranges: dict[str, int]) -> int:
         return _magnitude(expr.args[1], ranges)
     parts = [_magnitude(a, ranges) for a in expr.args]
     if isinstance(expr, sympy.Mul):
-        return numel(parts)
+        return prod(parts)
     if isinstance(expr, sympy.Pow):
         return parts[0] ** parts[1]
     if isinstance(expr, sympy.Add):
@@ -341,13 +343,6 @@ def unflatten(flat: str, variables: list[tuple[str, int]], pad: str) -> list[str
             lines.append(f"{pad}{name} = {flat} % {size}")
             flat = f"({flat} // {size})"
     return lines
-
-
-def numel(sizes) -> int:
-    n = 1
-    for s in sizes:
-        n *= s
-    return n
 
 
 def names(variables) -> frozenset[str]:
