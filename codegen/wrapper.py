@@ -1,12 +1,13 @@
 """The generated module, `output_code.py`: kernel sources, `call(args)` that
 checks inputs and runs the memory plan, and a `__main__` benchmark harness.
-Formatted with black so it reads like code a person wrote."""
+Laid out as black would lay it out (pyformat.py), so that it reads like
+code a person wrote."""
 
 from __future__ import annotations
 
-import black
-
 import math
+
+import black
 
 from ir_text import Device, Enum, Module, Value, enum_value, to_torch, value_names
 
@@ -14,9 +15,7 @@ from . import cpp, triton
 from .cache import start_build
 from .faults import miscompiled
 from .kernel_plan import identifiers, module_plans, reads_next
-
-# Where the C++ source goes in output_code.py, filled in after formatting.
-_SOURCE_SLOT = "@TIRC_CPP_SOURCE@"
+from .pyformat import layout, py_string
 
 
 def _torch_dtype(dtype: str) -> str:
@@ -29,6 +28,7 @@ def _header(module: Module, backend: str, device: str) -> list[str]:
         "",
         "Run it to benchmark `call` on random inputs of the compiled shapes.",
         '"""',
+        "",
         "import torch",
         "",
         "from codegen import runtime",
@@ -56,29 +56,40 @@ def generate(
     """The text of output_code.py for a memplan-stage module; `miscompile`,
     (op name or "" for any, n), injects a deliberate fault (faults.py).
     `prebuild` starts compiling the C++ kernels in the background as soon
-    as their source exists, so that g++ runs while the wrapper is formatted."""
+    as their source exists, so that g++ runs while the wrapper is laid out."""
     if miscompile is not None:
         module = miscompiled(module, *miscompile)
     ids = identifiers(value_names(module))
     plans = [plan for _, plan in module_plans(module)]
-    lines = _header(module, backend, device)
+    lines = _laid_out(_header(module, backend, device))
     if backend == "cpp":
         source = cpp.render_source(plans)
         if prebuild:
             start_build("\n" + source)  # the string CPP_SOURCE holds, so the cache key matches
-        lines += [f"CPP_SOURCE = r'''\n{_SOURCE_SLOT}'''", "", "_library = runtime.cpp_library(CPP_SOURCE)"]
-        for plan in plans:
-            lines.append(f'{plan.name} = runtime.cpp_kernel(_library, "{plan.name}", {len(plan.params)})')
+        lines += ['CPP_SOURCE = r"""', source + '"""', "", "_library = runtime.cpp_library(CPP_SOURCE)"]
+        lines += _laid_out(
+            f'{plan.name} = runtime.cpp_kernel(_library, "{plan.name}", {len(plan.params)})' for plan in plans
+        )
     else:
-        lines += triton.helpers_used(plans)
-        lines += ["", ""]
-        lines += ["\n\n".join(triton.render_kernel(p) for p in plans)]
-    lines += ["", ""] + _call(module, plans, ids, backend, device)
-    lines += ["", ""] + _benchmark(module, ids)
-    code = black.format_str("\n".join(lines) + "\n", mode=black.Mode())
-    # The C++ text goes in after black: black leaves string contents alone,
-    # and tokenizing a large kernel source costs it most of its time.
-    return code.replace(_SOURCE_SLOT, source) if backend == "cpp" else code
+        kernels = _triton_kernels(plans)
+        # black's blank lines after the imports: two before a definition, one before a statement
+        lines += ["", kernels] if kernels.startswith(("@", "def ")) else [kernels]
+    lines += ["", ""] + _laid_out(_call(module, plans, ids, backend, device))
+    lines += ["", ""] + _laid_out(_benchmark(module, ids))
+    return "\n".join(lines) + "\n"
+
+
+def _laid_out(lines) -> list[str]:
+    return [part for line in lines for part in layout(line)]
+
+
+def _triton_kernels(plans) -> str:
+    """The helpers and kernels, formatted by black: their expressions are
+    arbitrary, unlike the wrapper's few constructs that pyformat lays out."""
+    text = "\n".join(
+        triton.helpers_used(plans) + ["", ""] + [triton.render_kernel(p) + "\n\n" for p in plans]
+    )
+    return black.format_str(text, mode=black.Mode()).rstrip("\n")
 
 
 def _call(module: Module, plans, ids, backend: str, device: str) -> list[str]:
@@ -145,7 +156,9 @@ def _py_literal(value, ids) -> str:
     """An IR literal or value as Python source for an ATen call."""
     if isinstance(value, Value):
         return ids[id(value)]
-    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+    if isinstance(value, str):
+        return py_string(value)
+    if isinstance(value, bool) or value is None or isinstance(value, int):
         return repr(value)
     if isinstance(value, float):
         if math.isnan(value):
@@ -165,12 +178,12 @@ def _py_literal(value, ids) -> str:
 def _extern_call(node, line, ids) -> list[str]:
     """`buf = runtime.extern_call(op, args, kwargs, layouts)`: results in their planned layouts."""
     args = ", ".join(_py_literal(a, ids) for a in node.args)
-    kwargs = ", ".join(f"{k!r}: {_py_literal(v, ids)}" for k, v in node.kwargs)
+    kwargs = ", ".join(f"{py_string(k)}: {_py_literal(v, ids)}" for k, v in node.kwargs)
     layouts = ", ".join(f"({tuple(v.type.shape)}, {tuple(v.type.strides)})" for v in node.results)
     call = f"runtime.extern_call(torch.ops.{node.target}, [{args}], {{{kwargs}}}, [{layouts}])"
     used = {id(v) for v in line.results}
     targets = [ids[id(v)] if id(v) in used else "_" for v in node.results]
-    return [f"{', '.join(targets)}, = {call}" if len(targets) > 1 else f"({targets[0]},) = {call}"]
+    return [f"{', '.join(targets)} = {call}" if len(targets) > 1 else f"({targets[0]},) = {call}"]
 
 
 def _launch(plan, args: list[str], backend: str, device: str) -> list[str]:
