@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from pathlib import Path
 
 import lark
@@ -53,11 +54,9 @@ _TOKEN_NAMES = {
 }
 
 
-@functools.lru_cache(maxsize=2)
-def _lark(positions: bool = True) -> lark.Lark:
-    return lark.Lark(
-        GRAMMAR.read_text(), parser="lalr", propagate_positions=positions, maybe_placeholders=True
-    )
+@functools.lru_cache(maxsize=1)
+def _lark() -> lark.Lark:
+    return lark.Lark(GRAMMAR.read_text(), parser="lalr", propagate_positions=True, maybe_placeholders=True)
 
 
 def _pos(meta_or_token):
@@ -110,6 +109,10 @@ def _sym(x):
 class _Builder(Transformer):
     def __init__(self):
         super().__init__()
+        self._reset()
+
+    def _reset(self) -> None:
+        """No names defined yet: the state a module's parse starts from."""
         self.globals: dict[str, Value] = {}
         self.locals: dict[str, Value] = {}
         self.symbols: dict[str, Symbol] = {}
@@ -503,6 +506,46 @@ def _at_end(text: str, pos: int) -> bool:
     return not rest.strip() or (rest == rest.rstrip() and not any(c.isspace() for c in rest))
 
 
+def _unpositioned(method):
+    return lambda self, children: method(self, None, children)
+
+
+# _Builder's callbacks with no source position (meta None): lark applies
+# them as it parses, building no tree, which it refuses to do for callbacks
+# that take `meta`. The fast path of `parse(..., positions=False)`.
+_InlineBuilder = type(
+    "_InlineBuilder",
+    (_Builder,),
+    {
+        name: _unpositioned(member.base_func)
+        for name, member in vars(_Builder).items()
+        if hasattr(member, "base_func")
+    },
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _inline_parser() -> tuple[lark.Lark, _Builder, threading.Lock]:
+    """A parser that builds the module while parsing, its builder (whose
+    names must be cleared before each parse) and the lock that keeps two
+    threads from sharing the builder at once."""
+    builder = _InlineBuilder()
+    parser = lark.Lark(GRAMMAR.read_text(), parser="lalr", maybe_placeholders=True, transformer=builder)
+    return parser, builder, threading.Lock()
+
+
+def _parse_unpositioned(text: str) -> Module | None:
+    """The module in `text`, without positions; None when it does not parse
+    or build (the caller parses again with positions, for the message)."""
+    parser, builder, lock = _inline_parser()
+    with lock:
+        builder._reset()
+        try:
+            return parser.parse(text)
+        except (lark.exceptions.LarkError, TircError):
+            return None
+
+
 def _end_of_file(text: str, filename: str, expected, detail: str = "") -> TircError:
     lines = text.splitlines() or [""]
     wanted = f" (expected {_describe_expected(expected)})" if expected else ""
@@ -515,15 +558,14 @@ def parse(text: str, filename: str = "<input>", positions: bool = True) -> Modul
     A file cut off in the middle of its last token (a truncated dump) is
     reported as an unexpected end of file, not as a bad character.
 
-    `positions=False` leaves the ops' source positions out (`pos` is None),
-    which halves lark's time: for text the printer just wrote, where a
+    `positions=False` leaves the ops' source positions out (`pos` is None)
+    and builds the module while lark parses, with no tree in between: less
+    than half the time. It is for text the printer just wrote, where a
     failure is a compiler bug and is reported by parsing again with them.
     """
     if not positions:
-        try:
-            return _Builder().transform(_lark(False).parse(text))
-        except (lark.exceptions.LarkError, TircError):
-            return parse(text, filename)
+        module = _parse_unpositioned(text)
+        return module if module is not None else parse(text, filename)
     try:
         tree = _lark().parse(text)
     except lark.exceptions.UnexpectedEOF as err:

@@ -3,6 +3,8 @@ module each pass built in memory (DESIGN.md, text format principle 2)."""
 
 from __future__ import annotations
 
+import concurrent.futures
+
 import pytest
 import torch
 
@@ -98,6 +100,17 @@ def test_parse_without_positions_is_the_same_module(program):
         # Rule positions are left out (tokens keep theirs: they cost nothing).
         missing = sum(p is None for p in _positions(fast))
         assert missing > sum(p is None for p in _positions(parse(text))), f"{program}/{stage}"
+
+
+def test_parses_without_positions_in_threads_at_once_stay_apart():
+    """The fast path shares one builder (its names) between parses: threads
+    parsing different modules at once each get their own module."""
+    texts = []
+    for fn, inputs in PROGRAMS.values():
+        texts += [print_ir(m) for m in _in_memory_stages(fn, inputs, Options()).values()]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        modules = list(pool.map(lambda text: parse(text, positions=False), texts * 4))
+    assert [print_ir(m) for m in modules] == texts * 4
 
 
 @pytest.mark.parametrize(
