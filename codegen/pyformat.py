@@ -17,7 +17,7 @@ import keyword
 import re
 
 LINE_LENGTH = 88  # black's default
-_CLOSE = {")": "(", "]": "[", "}": "{"}
+_CLOSING = ")]}"
 _QUOTES = "\"'"
 
 
@@ -83,7 +83,7 @@ def _last_pair(text: str) -> tuple[int, int] | None:
             if depth == 0:
                 opened = k
             depth += 1
-        elif char in _CLOSE:
+        elif char in _CLOSING:
             depth -= 1
             if depth == 0:
                 last = (opened, k)
@@ -110,7 +110,7 @@ def _items(body: str) -> list[str]:
     for k, char in _code_chars(body):
         if char in "([{":
             depth += 1
-        elif char in _CLOSE:
+        elif char in _CLOSING:
             depth -= 1
         elif char == "," and depth == 0:
             items.append(body[start:k].strip())
