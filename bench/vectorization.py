@@ -10,7 +10,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen.cache import CXX_FLAGS, LIBS, compiler, vector_math_flags
+from codegen.cache import command, compiler
 
 # A loop counts as vectorized when g++ vectorized it, or replaced it whole
 # by a library call (a copy or a fill becomes memcpy/memset).
@@ -55,10 +55,8 @@ def report(source: str) -> Report:
         path = Path(tmp) / "kernels.cpp"
         path.write_text(source)
         report_flags = ["-fopt-info-vec-optimized", "-fopt-info-loop-optimized"]
-        flags = [*CXX_FLAGS, *report_flags, str(path), "-o", str(Path(tmp) / "k.so")]
-        result = subprocess.run(
-            [compiler(), *flags, *vector_math_flags(), *LIBS], capture_output=True, text=True
-        )
+        args = [*report_flags, str(path), "-o", str(Path(tmp) / "k.so")]
+        result = subprocess.run(command(compiler(), args), capture_output=True, text=True)
     hits = [int(m.group(1)) for m in map(_VECTORIZED.match, result.stderr.splitlines()) if m]
     loops = _simd_loops(lines)
     missed = tuple(

@@ -74,6 +74,12 @@ def flags() -> tuple[str, ...]:
     return CXX_FLAGS + vector_math_flags() + linker_flags() + LIBS
 
 
+def command(cxx: str, args: list[str]) -> list[str]:
+    """The compiler's command line around `args` (sources or objects, `-c`,
+    `-o`): flags first, the libraries after the inputs that need them."""
+    return [cxx, *CXX_FLAGS, *linker_flags(), *args, *vector_math_flags(), *LIBS]
+
+
 def cache_dir() -> Path:
     root = os.environ.get("TIRC_CACHE_DIR") or os.path.join(Path.home(), ".cache", "tirc")
     return Path(root)
@@ -262,24 +268,21 @@ class _Build:
                 if self.objects
                 else [str(src), "-o", str(self.so)]
             )
-            self.processes.append(_run(self._command(out)))
+            self.processes.append(_run(command(self.cxx, out)))
 
     @property
     def so(self) -> Path:
         return self.work / "kernels.so"
 
-    def _command(self, args: list[str]) -> list[str]:
-        return [self.cxx, *CXX_FLAGS, *linker_flags(), *args, *vector_math_flags(), *LIBS]
-
     def wait(self) -> None:
         for process in self.processes:
             _check(process)
         if self.objects:
-            _check(_run(self._command([*map(str, self.objects), "-o", str(self.so)])))
+            _check(_run(command(self.cxx, [*map(str, self.objects), "-o", str(self.so)])))
 
 
-def _run(command: list[str]) -> subprocess.Popen:
-    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+def _run(argv: list[str]) -> subprocess.Popen:
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 def _check(process: subprocess.Popen) -> None:

@@ -65,13 +65,13 @@ def py_string(text: str) -> str:
 def _parenthesized_targets(text: str) -> str:
     """`a, b = value` as `(a, b) = value` when the value holds no bracket
     to split at: black then splits the targets."""
-    equals = [k for k, char in _code_chars(text) if char == "=" and text[k - 1 : k + 2] == " = "]
-    if not equals or _last_pair(text[equals[0] :]) is not None:
+    equals = next((k for k, char in _code_chars(text) if char == "=" and text[k - 1 : k + 2] == " = "), None)
+    if equals is None or _last_pair(text[equals:]) is not None:
         return text
-    targets = text[: equals[0] - 1]
+    targets = text[: equals - 1]
     if len(_items(targets)) < 2 or _last_pair(targets) == (0, len(targets) - 1):
         return text
-    return f"({targets}){text[equals[0] - 1:]}"
+    return f"({targets}){text[equals - 1:]}"
 
 
 def _last_pair(text: str) -> tuple[int, int] | None:

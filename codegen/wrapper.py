@@ -158,7 +158,7 @@ def _py_literal(value, ids) -> str:
         return ids[id(value)]
     if isinstance(value, str):
         return py_string(value)
-    if isinstance(value, bool) or value is None or isinstance(value, int):
+    if value is None or isinstance(value, int):  # bool is an int
         return repr(value)
     if isinstance(value, float):
         if math.isnan(value):

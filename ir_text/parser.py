@@ -559,8 +559,9 @@ def parse(text: str, filename: str = "<input>", positions: bool = True) -> Modul
     reported as an unexpected end of file, not as a bad character.
 
     `positions=False` leaves the ops' source positions out (`pos` is None)
-    and builds the module while lark parses, with no tree in between: less
-    than half the time. It is for text the printer just wrote, where a
+    and builds the module while lark parses, with no tree in between (the
+    transformer block's five read-backs: 152 ms as tree then transform, 108
+    ms this way). It is for text the printer just wrote, where a
     failure is a compiler bug and is reported by parsing again with them.
     """
     if not positions:
