@@ -8,12 +8,14 @@ memory only when it leaves the kernel.
 from __future__ import annotations
 
 import keyword
+import math
 import re
 from dataclasses import dataclass, replace
 
 import sympy
+import torch
 
-from ir_text import Module, index_var, value_names
+from ir_text import Module, index_var, is_float, to_torch, value_names
 from scheduler import extern_kernels, kernel_io, kernel_space, users
 
 
@@ -222,10 +224,13 @@ def _plan_nest(module, kernel, name: str, nest, user_map, names, ids, aliased) -
     nodes = [by_id[id(v)] for v in values]
     space = kernel_space(nodes, names)
     statements = _statements(nodes, space, {id(v) for v in io.outputs}, ids)
+    reduction = space.reduction
+    if reduction and 0 in reduction:
+        statements, reduction = _empty_reduction(statements), ()
     return KernelPlan(
         name,
         space.ranges,
-        space.reduction,
+        reduction,
         _params(io, ids),
         len(io.inputs),
         _schedule(statements, space),
@@ -242,8 +247,11 @@ def _statements(nodes, space, outputs: set[int], ids) -> list:
     counter = 0
     indirect = 0
     variables = space.variables
+    empty = 0 in space.reduction
     for node in nodes:
         place = space.places[id(node)]
+        if empty and place.level == "elem":
+            continue  # it has no elements (see _empty_reduction)
         local: dict[int, str] = {}
         # Indirect index symbols are per body in the IR (ind0, ...); in the
         # kernel they are renumbered so fused bodies cannot collide.
@@ -290,6 +298,42 @@ def _statements(nodes, space, outputs: set[int], ids) -> list:
                 args = tuple(local[id(a)] for a in op.operands)
                 statements.append(Compute(var, op.op, args, op.result.type, op.attrs))
     return statements
+
+
+def _empty_reduction(statements: list) -> list:
+    """The per-row statements of a kernel whose reductions run over no
+    elements: each reduction is its start value (0 for argmax/argmin, as
+    in the interpreter), and what only fed a reduction is dropped (the
+    per-element nodes were left out by `_statements`). Nothing may be read
+    per element: an input of no elements may have no storage, and with the
+    r-variables' range of 0 an index no longer shows which loads were per
+    element (they would be hoisted to the rows)."""
+    needed: set[str] = set()
+    kept = []
+    for stmt in reversed(statements):
+        if isinstance(stmt, Reduce):
+            stmt = Compute(
+                stmt.var, "constant", (), stmt.dtype, (("value", _empty_result(stmt.kind, stmt.dtype)),)
+            )
+        if not isinstance(stmt, Store) and stmt.var not in needed:
+            continue
+        needed.update(uses(stmt))
+        kept.append(stmt)
+    return kept[::-1]
+
+
+def _empty_result(kind: str, dtype: str):
+    """What a reduction over no elements gives, in its result's `dtype`."""
+    if kind in ("sum", "any", "argmax", "argmin"):
+        value = 0
+    elif kind in ("prod", "all"):
+        value = 1
+    elif is_float(dtype):
+        value = -math.inf if kind == "max" else math.inf
+    else:
+        info = torch.iinfo(to_torch(dtype))
+        value = info.min if kind == "max" else info.max
+    return bool(value) if dtype == "b8" else float(value) if is_float(dtype) else int(value)
 
 
 def _index_symbols(stmt) -> list[str]:

@@ -153,10 +153,11 @@ def _splice(producer, index, scope: dict[str, int], tag: int) -> tuple[list[Body
 
 
 def _decode(offset, shape, strides, scope: dict[str, int]) -> list:
-    """The coordinates of the element at storage `offset` (for a decodable layout)."""
+    """The coordinates of the element at storage `offset` (for a decodable
+    layout). A buffer of no elements has none to decode: 0 for each."""
     coords = []
     for size, stride in zip(shape, strides):
-        if size == 1:
+        if size == 1 or 0 in shape:
             coords.append(sympy.Integer(0))
             continue
         coords.append(simplify_index(Mod(FloorDiv(offset, stride), size), scope))

@@ -228,7 +228,11 @@ def _place(node, numel: int, rnumel: int, ranges, reduction, names) -> Place:
 @functools.lru_cache(maxsize=4096)
 def flat_mapping(sizes: tuple[int, ...], prefix: str, ranges: tuple, reduction: tuple) -> tuple:
     """Variables `prefix0..` over `sizes`, as the row-major unflattening of
-    the kernel's i-variables then r-variables (whose element counts agree)."""
+    the kernel's i-variables then r-variables (whose element counts agree).
+    With no elements (a size of 0) no iteration runs, so every variable
+    maps to 0; unflattening would divide by the zero size."""
+    if 0 in sizes:
+        return tuple((index_var(f"{prefix}{k}"), sympy.Integer(0)) for k in range(len(sizes)))
     kernel_vars = list(loop_vars(len(ranges))) + list(loop_vars(len(reduction), "r"))
     extents = list(ranges) + list(reduction)
     flat, stride = sympy.Integer(0), 1
