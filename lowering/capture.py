@@ -394,7 +394,13 @@ def _tensor_type(val, where: str) -> TensorType:
         raise TircError(
             f"{where} has dtype {str(val.dtype).removeprefix('torch.')}, which tirc does not support"
         )
-    return TensorType(dtype, tuple(int(s) for s in val.shape))
+    if not all(isinstance(s, int) for s in val.shape):
+        # nonzero, unique, masked_select...: the size depends on the values.
+        shape = ", ".join(str(s) for s in val.shape)
+        raise TircError(
+            f"{where} has a shape that depends on the data ([{shape}]); tirc compiles static shapes only"
+        )
+    return TensorType(dtype, tuple(val.shape))
 
 
 # ---- locations: which frame of a node's stack trace is the user's line

@@ -310,6 +310,30 @@ def test_pt2_dynamic_shapes_are_an_error(tmp_path, cli):
     )
 
 
+NONZERO_SOURCE = """import torch
+
+
+def nonzero_rows(x):
+    return torch.nonzero(x > 0) * 2
+
+
+def get_inputs():
+    return [torch.randn(5, 7)]
+"""
+
+
+def test_data_dependent_shape_is_an_error(tmp_path, cli):
+    """nonzero's result size depends on the values: one located line, exit 2."""
+    (tmp_path / "nz.py").write_text(NONZERO_SOURCE)
+    code, err = cli("compile", tmp_path / "nz.py", "--entry", "nonzero_rows")
+    assert code == 2
+    assert len(err.splitlines()) == 1, err
+    assert err.rstrip().endswith(
+        "nz.py:5: error: aten.nonzero.default gives a result that has a shape that "
+        "depends on the data ([u0, 2]); tirc compiles static shapes only"
+    ), err
+
+
 def test_pt2_that_is_not_an_export_is_an_error(tmp_path, cli):
     (tmp_path / "junk.pt2").write_bytes(b"not a zip file")
     code, err = cli("compile", tmp_path / "junk.pt2")
