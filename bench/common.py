@@ -3,6 +3,7 @@ means, markdown tables, and writing a section of bench/RESULTS.md."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import statistics
@@ -10,22 +11,26 @@ import time
 from pathlib import Path
 
 
-def medians(fns: dict, min_runs: int = 20, max_runs: int = 200, budget_s: float = 1.5) -> dict:
+def medians(fns: dict, min_runs: int = 20, max_runs: int = 5000, budget_s: float = 1.5) -> dict:
     """The median time (seconds) of each callable, measured in interleaved
     rounds (one call of each per round) so that drift hits all alike; runs
     until each has `min_runs` and the time budget is spent, or `max_runs`.
+    The budget, not `max_runs`, ends a fast workload's rounds: a 0.1 ms row
+    sum measured over 0.1 s saw one moment of the neighbours' use of the
+    shared L3 cache.
 
-    Each round starts one callable further on: what ran just before a call
-    (whose outputs fill the caches, whose threads are still spinning) moves
-    its time by up to 5-10% on a 2-core machine, and a fixed order would
-    hand that to the same callable every round."""
+    The rounds go through every order of the callables (`ordering`): what
+    ran just before a call (whose outputs fill the caches, whose threads are
+    still spinning) moves its time by up to 5-10% on a 2-core machine, and
+    rotating one order (as this did before) still hands each callable the
+    same predecessor within every round."""
     for fn in fns.values():
         fn()  # warm-up: lazy compilation, allocator, caches
     times: dict = {name: [] for name in fns}
     names = list(fns)
     start = time.perf_counter()
     for k in range(max_runs):
-        for name in rotated(names, k):
+        for name in ordering(names, k):
             t = time.perf_counter()
             fns[name]()
             times[name].append(time.perf_counter() - t)
@@ -34,10 +39,12 @@ def medians(fns: dict, min_runs: int = 20, max_runs: int = 200, budget_s: float 
     return {name: statistics.median(ts) for name, ts in times.items()}
 
 
-def rotated(items: list, k: int) -> list:
-    """`items` starting at position k (modulo their number)."""
-    k = k % len(items) if items else 0
-    return items[k:] + items[:k]
+def ordering(items: list, k: int) -> list:
+    """Round k's order: the permutations of `items` in turn, so that over
+    len(items)! rounds each one runs in each position, and right after each
+    other one, equally often."""
+    orders = list(itertools.permutations(items))
+    return list(orders[k % len(orders)]) if orders else []
 
 
 def geomean(values) -> float:
