@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 
 from codegen import random_input
-from ir_text import TircError, parse, print_ir, to_torch
+from ir_text import TircError, is_float, parse, print_ir, to_torch
 from lowering import fallback_ops, interpret
 from repro import check_rerun, compile_args, recording
 from scheduler import extern_kernels
@@ -188,11 +188,35 @@ def dump_mismatch(module, call, inputs: list[torch.Tensor]) -> Mismatch | None:
     """The first difference between the compiled code (`call`) and the
     reference on the dump's inputs: outputs, then updated inputs."""
     expected_inputs, actual_inputs = _clone(inputs), _clone(inputs)
-    expected = interpret(module, expected_inputs)
+    expected = _reference(module, expected_inputs)
     actual = call(list(actual_inputs))
     updated = _updated(module, actual_inputs, expected_inputs)
     reference = lambda: _float64_reference(module, inputs)  # noqa: E731
     return _compare(actual, expected, updated, reference)
+
+
+def _reference(module, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    """The reference's results on `inputs`. An op of the program refusing
+    these values (an index out of range) is a problem of the inputs, not an
+    internal error: one message that says which inputs they were."""
+    try:
+        return interpret(module, inputs)
+    except TircError:
+        raise
+    except Exception as err:  # an ATen op's own check of the values
+        what = "eager PyTorch" if module.stage == "capture" else "the reference interpreter"
+        message = (
+            f"{what} fails on the dump's inputs: {type(err).__name__}: {str(err).strip().splitlines()[0]}"
+        )
+        if any(
+            inp.sha256 is None and inp.value.type.dtype != "b8" and not is_float(inp.value.type.dtype)
+            for inp in module.inputs
+        ):
+            message += (
+                "; its integer inputs are random values from the header's seeds (-8 to 8), which may not"
+                " be valid indices: `tirc compile --save-inputs` saves the real ones for replay"
+            )
+        raise TircError(message) from None
 
 
 def _float64_reference(module, inputs: list[torch.Tensor]):

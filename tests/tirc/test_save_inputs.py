@@ -185,3 +185,45 @@ def test_file_of_another_shape_is_a_located_error(copy_of, cli):
     _one_error(
         code, err, dump, first.pos[0], "does not hold a tensor of the input's dtype, shape and strides"
     )
+
+
+GATHER = """import torch
+
+
+def pick(x, index):
+    return x.gather(1, index) * 2
+
+
+def get_inputs():
+    return [torch.randn(7, 129), torch.randint(0, 129, (7, 5))]
+"""
+
+
+def test_seeded_indices_the_program_refuses_are_one_error(cli, tmp_path):
+    """Without saved inputs, replay draws integers in -8..8 from the seeds:
+    gather refuses negative indices, which is said as such (exit 2, one
+    line naming --save-inputs), not as an internal error; with the real
+    inputs saved, the same dump replays."""
+    (tmp_path / "gather.py").write_text(GATHER)
+    for out, extra in (("seeded", []), ("saved", ["--save-inputs"])):
+        code, err = cli(
+            "compile",
+            tmp_path / "gather.py",
+            "--entry",
+            "pick",
+            "--dump-after=capture",
+            "--dump-dir",
+            tmp_path / out,
+            *extra,
+        )
+        assert code == 0, err
+    code, err = cli("replay", tmp_path / "seeded" / "01-capture.tir")
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "internal error" not in err, err
+    assert lines[0].startswith(
+        f"{tmp_path / 'seeded' / '01-capture.tir'}: error: eager PyTorch fails on the dump's inputs: RuntimeError: index"
+    ), err
+    assert "--save-inputs" in lines[0], err
+    code, err = cli("replay", tmp_path / "saved" / "01-capture.tir")
+    assert code == 0, err
