@@ -205,9 +205,8 @@ def _reference(module, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
         raise
     except Exception as err:  # an ATen op's own check of the values
         what = "eager PyTorch" if module.stage == "capture" else "the reference interpreter"
-        message = (
-            f"{what} fails on the dump's inputs: {type(err).__name__}: {str(err).strip().splitlines()[0]}"
-        )
+        first = (str(err).strip().splitlines() or ["(no message)"])[0]
+        message = f"{what} fails on the dump's inputs: {type(err).__name__}: {first}"
         if any(
             inp.sha256 is None and inp.value.type.dtype != "b8" and not is_float(inp.value.type.dtype)
             for inp in module.inputs
