@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import torch
 from torch.export.graph_signature import InputKind, OutputKind
 from torch.fx.experimental.proxy_tensor import make_fx
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from ir_text import (
     BufferType,
@@ -394,13 +395,17 @@ def _tensor_type(val, where: str) -> TensorType:
         raise TircError(
             f"{where} has dtype {str(val.dtype).removeprefix('torch.')}, which tirc does not support"
         )
-    if not all(isinstance(s, int) for s in val.shape):
-        # nonzero, unique, masked_select...: the size depends on the values.
-        shape = ", ".join(str(s) for s in val.shape)
+    try:
+        # A size traced by Dynamo is a symbol with a hint, its example's size.
+        shape = tuple(int(s) for s in val.shape)
+    except GuardOnDataDependentSymNode:
+        # nonzero, unique, masked_select...: a size without a hint, known
+        # only from the values.
+        sizes = ", ".join(str(s) for s in val.shape)
         raise TircError(
-            f"{where} has a shape that depends on the data ([{shape}]); tirc compiles static shapes only"
-        )
-    return TensorType(dtype, tuple(val.shape))
+            f"{where} has a shape that depends on the data ([{sizes}]); tirc compiles static shapes only"
+        ) from None
+    return TensorType(dtype, shape)
 
 
 # ---- locations: which frame of a node's stack trace is the user's line
