@@ -73,7 +73,17 @@ def _updated(module, actual: list, expected: list, skip: int = 0) -> dict[str, t
 
 
 def _clone(xs):
-    return [x.clone() if isinstance(x, torch.Tensor) else x for x in xs]
+    return [copy_with_layout(x) if isinstance(x, torch.Tensor) else x for x in xs]
+
+
+def copy_with_layout(x: torch.Tensor, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """A copy of `x` (in `dtype`) in its strided layout: a broadcast (0)
+    stride or the gaps of a slice stay, as the dump's input says, where
+    `clone` and `to` would give a contiguous tensor the compiled code
+    refuses (and the interpreter reads past)."""
+    span = 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride())) if x.numel() else 0
+    flat = x.as_strided((span,), (1,), x.storage_offset()).to(dtype or x.dtype, copy=True)
+    return flat.as_strided(x.shape, x.stride())
 
 
 def compile_command(args) -> int:
@@ -225,7 +235,10 @@ def _float64_reference(module, inputs: list[torch.Tensor]):
     try:
         wide = parse(re.sub(r"\bf32\b", "f64", text), "float64-reference")
         with torch.no_grad():
-            outputs = interpret(wide, [x.double() if x.dtype == torch.float32 else x.clone() for x in inputs])
+            outputs = interpret(
+                wide,
+                [copy_with_layout(x, torch.float64 if x.dtype == torch.float32 else None) for x in inputs],
+            )
     except Exception:
         return None
     return [o.double() if o.is_floating_point() else o for o in outputs]

@@ -227,3 +227,31 @@ def test_seeded_indices_the_program_refuses_are_one_error(cli, tmp_path):
     assert "--save-inputs" in lines[0], err
     code, err = cli("replay", tmp_path / "saved" / "01-capture.tir")
     assert code == 0, err
+
+
+VIEWS = """import torch
+
+
+def views(x, y):
+    return x * 2 + x.sum(0), y.softmax(-1)
+
+
+def get_inputs():
+    return [torch.randn(1, 37).expand(13, 37), torch.randn(40, 50)[2:30, 5:45]]
+"""
+
+
+@pytest.mark.parametrize("stage", ["01-capture.tir", "02-lower.tir", "05-memplan.tir"])
+def test_replay_keeps_the_inputs_layout(cli, tmp_path, stage):
+    """Inputs that are a broadcast (stride 0) and a slice with gaps: the
+    replayed copies keep those strides (clone made them contiguous, which
+    the compiled code refused as an internal error, and the interpreter
+    read past)."""
+    (tmp_path / "views.py").write_text(VIEWS)
+    code, err = cli(
+        "compile", tmp_path / "views.py", "--entry", "views", "--dump-after=all", "--dump-dir", tmp_path / "d"
+    )
+    assert code == 0, err
+    code, err = cli("replay", tmp_path / "d" / stage)
+    assert code == 0, err
+    assert err.strip().startswith("ok: outputs match"), err
