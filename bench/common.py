@@ -3,6 +3,7 @@ means, markdown tables, and writing a section of bench/RESULTS.md."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
@@ -43,8 +44,14 @@ def ordering(items: list, k: int) -> list:
     """Round k's order: the permutations of `items` in turn, so that over
     len(items)! rounds each one runs in each position, and right after each
     other one, equally often."""
-    orders = list(itertools.permutations(items))
-    return list(orders[k % len(orders)]) if orders else []
+    orders = _permutations(tuple(items))
+    return list(orders[k % len(orders)]) if items else []
+
+
+@functools.lru_cache(maxsize=8)
+def _permutations(items: tuple) -> tuple:
+    """Computed once per set of callables, not in every timing round."""
+    return tuple(itertools.permutations(items))
 
 
 def geomean(values) -> float:

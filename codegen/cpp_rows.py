@@ -4,11 +4,10 @@ r-variables whose innermost loop is `#pragma omp simd reduction(...)`, so
 accumulators live in vector registers (sums are reassociated across lanes).
 Values a later pass would recompute through an expensive op are kept in a
 row buffer (_keep_rows). Few long rows run one after the other, each pass
-in chunks across the threads (_split)."""
+in chunks across the threads (cpp_split.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from math import prod
 
 from ir_text import is_float
@@ -27,6 +26,7 @@ from .cpp_loops import (
 )
 from .cpp_ops import C_TYPES, SIMD_REDUCTION, identity
 from .cpp_prelude import MATH_FUNCTIONS
+from .cpp_split import Chunks, close_chunks, open_chunks, ordered, split_chunks
 from .kernel_plan import Compute, KernelPlan, Loop, Reduce, Store, uses
 
 
@@ -36,7 +36,7 @@ def rows_body(plan: KernelPlan, lines: list[str]) -> None:
     consts, rows = split((f"i{k}", s) for k, s in enumerate(plan.ranges))
     constants(lines, consts, "  ")
     total = prod(plan.ranges) * prod(plan.reduction)
-    split_rows = _split(plan)
+    split_rows = split_chunks(plan, BLOCK)
     parallel = bool(rows) and total >= PARALLEL_MIN_NUMEL and split_rows is None
     pragma = f"{parallel_pragma(len(rows))} schedule(dynamic, {_chunk(prod(s for _, s in rows))})"
     depth = open_loops(lines, rows, 1, pragma if parallel else None)
@@ -51,47 +51,6 @@ def rows_body(plan: KernelPlan, lines: list[str]) -> None:
         else:
             body.statement(step, "  " * depth)
     close_loops(lines, depth, len(rows))
-
-
-# A reduction over few, long rows (a whole-tensor sum or mean, a loss) runs
-# each pass in chunks of about SPLIT_ELEMENTS across the threads, the rows
-# one after the other; each chunk's result is a partial, and the partials
-# are combined as a tree. Over the rows' threads a full reduction had one
-# thread, and one accumulator per lane over the whole tensor: the mean of
-# x*x over 4096x4096 was 4.6e-4 from exact (eager: 4e-9), past float32's
-# tolerance against eager. Chunks start on a BLOCK boundary and do not
-# depend on the thread count, so results are the same on any machine.
-SPLIT_MAX_ROWS = 8
-SPLIT_MIN_ELEMENTS = 32768
-SPLIT_ELEMENTS = 4096
-SPLIT_MAX_CHUNKS = 4096
-
-
-@dataclass(frozen=True)
-class Chunks:
-    """Chunk c of a pass covers `var` in [c * per, min((c + 1) * per, size))."""
-
-    var: str
-    size: int
-    per: int
-    count: int
-
-
-def _split(plan: KernelPlan) -> Chunks | None:
-    """How the plan's passes are cut into chunks (None: the rows are many
-    or short enough for OpenMP across them, or a pass needs the order)."""
-    if prod(plan.ranges) > SPLIT_MAX_ROWS or prod(plan.reduction) < SPLIT_MIN_ELEMENTS:
-        return None
-    if any(map(_ordered, plan.statements)):
-        return None
-    _, loops = split((f"r{k}", s) for k, s in enumerate(plan.reduction))
-    (var, size), inner = loops[0], prod(s for _, s in loops[1:])
-    per = -(-SPLIT_ELEMENTS // inner)
-    per = max(per, -(-size // SPLIT_MAX_CHUNKS))
-    if len(loops) == 1:
-        per = -(-per // BLOCK) * BLOCK
-    count = -(-size // per)
-    return Chunks(var, size, per, count) if count > 1 else None
 
 
 # Rows are handed to the threads in chunks of at most CHUNK_ROWS, at least
@@ -109,21 +68,17 @@ def _chunk(rows: int) -> int:
     return max(1, min(CHUNK_ROWS, rows // CHUNKS))
 
 
-def _ordered(stmt) -> bool:
-    return isinstance(stmt, Reduce) and stmt.kind in ("argmax", "argmin")
-
-
 def _split_ordered(loop: Loop) -> list[Loop]:
     """A pass with argmax/argmin (which need the sequential order) and other
     reductions as two passes, so that the others still run as simd."""
     statements = list(loop.statements)
-    if not any(map(_ordered, statements)) or all(
-        map(_ordered, (s for s in statements if isinstance(s, Reduce)))
+    if not any(map(ordered, statements)) or all(
+        map(ordered, (s for s in statements if isinstance(s, Reduce)))
     ):
         return [loop]
-    simd = _live(statements, lambda s: not _ordered(s))
-    ordered = _live(statements, _ordered)
-    return [Loop(tuple(simd)), Loop(tuple(ordered))]
+    simd = _live(statements, lambda s: not ordered(s))
+    in_order = _live(statements, ordered)
+    return [Loop(tuple(simd)), Loop(tuple(in_order))]
 
 
 # Ops worth a store and a load to compute once instead of once per pass.
@@ -209,9 +164,9 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int, chunks: Chun
     lines = body.lines
     pad = "  " * depth
     reduces = [s for s in loop.statements if isinstance(s, Reduce)]
-    ordered = any(r.kind in ("argmax", "argmin") for r in reduces)
+    in_order = any(map(ordered, reduces))
     consts, loops = split((f"r{k}", s) for k, s in enumerate(plan.reduction))
-    blocked = bool(reduces) and not ordered and bool(loops) and loops[-1][1] >= BLOCK and _blockable(loop)
+    blocked = bool(reduces) and not in_order and bool(loops) and loops[-1][1] >= BLOCK and _blockable(loop)
     accumulators = []
     for reduce in reduces:
         acc_type = C_TYPES[reduce.arg_dtype]
@@ -225,7 +180,7 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int, chunks: Chun
     outer = depth
     ranges = [(name, 0, size) for name, size in loops]
     if chunks is not None:
-        depth = _open_chunk(lines, depth, chunks, accumulators)
+        depth = open_chunks(lines, depth, chunks, accumulators, _chunk(chunks.count))
         ranges[0] = (chunks.var, f"{chunks.var}_begin", f"{chunks.var}_end")
         pad = "  " * depth
     if blocked:
@@ -242,7 +197,7 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int, chunks: Chun
     elif loops:
         clauses = [f"reduction({operator}:{name})" for name, _, _, operator in accumulators]
         name, begin, end = ranges[-1]
-        if not ordered:
+        if not in_order:
             lines.append(f"{'  ' * depth}#pragma {' '.join(['omp simd', *clauses])}")
         lines.append(f"{'  ' * depth}for (int64_t {name} = {begin}; {name} < {end}; ++{name}) {{")
         _accumulate(plan, loop, body, "  " * (depth + 1))
@@ -253,7 +208,7 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int, chunks: Chun
     if blocked:
         _combine_lanes(lines, pad, accumulators)
     if chunks is not None:
-        _close_chunk(lines, outer, chunks, accumulators)
+        close_chunks(lines, outer, chunks, accumulators)
         pad = "  " * outer
     for reduce in reduces:
         acc = f"acc_{reduce.var}"
@@ -267,52 +222,6 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int, chunks: Chun
             result = acc
         lines.append(f"{pad}{C_TYPES[reduce.dtype]} {reduce.var} = {result};")
         body.dtypes[reduce.var] = reduce.dtype
-
-
-def _open_chunk(lines: list[str], depth: int, chunks: Chunks, accumulators) -> int:
-    """The partials' arrays, and the parallel loop over the chunks opened,
-    with the chunk's range of `chunks.var`."""
-    pad = "  " * depth
-    for name, ctype, _, _ in accumulators:
-        lines.append(f"{pad}{ctype} part_{name}[{chunks.count}];")
-    lines.append(f"{pad}#pragma omp parallel for schedule(dynamic, {_chunk(chunks.count)})")
-    lines.append(f"{pad}for (int64_t chunk = 0; chunk < {chunks.count}; ++chunk) {{")
-    var, inner = chunks.var, pad + "  "
-    lines.append(f"{inner}const int64_t {var}_begin = chunk * {chunks.per};")
-    lines.append(f"{inner}const int64_t {var}_end = tirc_min_i64({var}_begin + {chunks.per}, {chunks.size});")
-    return depth + 1
-
-
-def _close_chunk(lines: list[str], depth: int, chunks: Chunks, accumulators) -> None:
-    """Each accumulator into its partial, the chunk loop closed, and the
-    partials combined as a tree into a scalar of the accumulator's name."""
-    pad = "  " * depth
-    for name, _, _, _ in accumulators:
-        lines.append(f"{pad}  part_{name}[chunk] = {name};")
-    lines.append(f"{pad}}}")
-    if not accumulators:
-        return
-    lines.append(f"{pad}for (int64_t width = 1; width < {chunks.count}; width *= 2) {{")
-    lines.append(f"{pad}  for (int64_t chunk = 0; chunk + width < {chunks.count}; chunk += 2 * width) {{")
-    for name, _, _, operator in accumulators:
-        a, b = f"part_{name}[chunk]", f"part_{name}[chunk + width]"
-        lines.append(f"{pad}    {a} = {_PARTIAL_STEPS[operator].format(a=a, b=b)};")
-    lines.append(f"{pad}  }}")
-    lines.append(f"{pad}}}")
-    for name, ctype, _, _ in accumulators:
-        lines.append(f"{pad}{ctype} {name} = part_{name}[0];")
-
-
-# Combining two partials, by the accumulator's simd operator (a NaN flag
-# beside a float max/min is an `|`).
-_PARTIAL_STEPS = {
-    "+": "{a} + {b}",
-    "*": "{a} * {b}",
-    "max": "{a} > {b} ? {a} : {b}",
-    "min": "{a} < {b} ? {a} : {b}",
-    "|": "{a} | {b}",
-    "&": "{a} & {b}",
-}
 
 
 # Lanes of a blocked pass's accumulator arrays: one AVX-512 vector of

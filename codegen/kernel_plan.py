@@ -8,14 +8,12 @@ memory only when it leaves the kernel.
 from __future__ import annotations
 
 import keyword
-import math
 import re
 from dataclasses import dataclass, replace
 
 import sympy
-import torch
 
-from ir_text import Module, index_var, is_float, to_torch, value_names
+from ir_text import Module, empty_reduction, index_var, value_names
 from scheduler import extern_kernels, kernel_io, kernel_space, users
 
 
@@ -313,27 +311,13 @@ def _empty_reduction(statements: list) -> list:
     for stmt in reversed(statements):
         if isinstance(stmt, Reduce):
             stmt = Compute(
-                stmt.var, "constant", (), stmt.dtype, (("value", _empty_result(stmt.kind, stmt.dtype)),)
+                stmt.var, "constant", (), stmt.dtype, (("value", empty_reduction(stmt.kind, stmt.dtype)),)
             )
         if not isinstance(stmt, Store) and stmt.var not in needed:
             continue
         needed.update(uses(stmt))
         kept.append(stmt)
     return kept[::-1]
-
-
-def _empty_result(kind: str, dtype: str):
-    """What a reduction over no elements gives, in its result's `dtype`."""
-    if kind in ("sum", "any", "argmax", "argmin"):
-        value = 0
-    elif kind in ("prod", "all"):
-        value = 1
-    elif is_float(dtype):
-        value = -math.inf if kind == "max" else math.inf
-    else:
-        info = torch.iinfo(to_torch(dtype))
-        value = info.min if kind == "max" else info.max
-    return bool(value) if dtype == "b8" else float(value) if is_float(dtype) else int(value)
 
 
 def _index_symbols(stmt) -> list[str]:

@@ -36,7 +36,7 @@ from .model import (
     Value,
     WrapperLine,
 )
-from .body_ops import BODY_OPS, REDUCTION_RESULT
+from .body_ops import BODY_OPS, REDUCTION_RESULT, empty_reduction
 from .equality import structurally_equal
 from .parser import parse
 from .printer import VERSION, format_attrs, format_fact, format_literal, print_ir, print_named, value_names
@@ -61,6 +61,7 @@ __all__ = [
     "Module",
     "NodeFacts",
     "REDUCTION_RESULT",
+    "empty_reduction",
     "Refusal",
     "STAGES",
     "Symbol",

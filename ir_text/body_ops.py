@@ -6,9 +6,12 @@ names; tests check that every op here has an entry in each of them.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from .dtypes import FLOAT_DTYPES, INT_DTYPES
+import torch
+
+from .dtypes import FLOAT_DTYPES, INT_DTYPES, is_float, to_torch
 
 
 @dataclass(frozen=True)
@@ -65,3 +68,19 @@ REDUCTIONS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
 SCANS = ("sum", "prod")
 # The result dtype of a reduction, from its operand's (None: the same).
 REDUCTION_RESULT = {"argmax": "i64", "argmin": "i64", "any": "b8", "all": "b8"}
+
+
+def empty_reduction(kind: str, dtype: str):
+    """What a reduction over no elements gives: its start value (0 for
+    argmax/argmin), as a Python value of `dtype`, the operand's or the
+    result's (they differ only where the value does not depend on it)."""
+    if kind in ("sum", "any", "argmax", "argmin"):
+        value = 0
+    elif kind in ("prod", "all"):
+        value = 1
+    elif is_float(dtype):
+        value = -math.inf if kind == "max" else math.inf
+    else:
+        info = torch.iinfo(to_torch(dtype))
+        value = info.min if kind == "max" else info.max
+    return bool(value) if dtype == "b8" else float(value) if is_float(dtype) else int(value)

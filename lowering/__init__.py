@@ -1,12 +1,13 @@
 """Capture, lowering of ATen to the loop dialect, and the reference interpreter."""
 
-from .capture import capture, input_names
+from .capture import capture, copy_with_layout, input_names
 from .interpreter import INTERPRETED_OPS, interpret, run_graph
 from .lower import EXTERN_OPS, extern_ops, fallback_ops, lower
 from .pointwise import POINTWISE
 
 __all__ = [
     "capture",
+    "copy_with_layout",
     "input_names",
     "interpret",
     "run_graph",

@@ -202,7 +202,7 @@ def _trace(flat_fn, inputs):
                 return gm, blanks
         except Exception:
             pass
-        copies = [_copy(x) for x in inputs]
+        copies = [copy_with_layout(x) for x in inputs]
         trace = make_fx(functional, decomposition_table=_decompositions(), record_stack_traces=True)
         return trace(*copies), copies
 
@@ -355,10 +355,13 @@ def _blank(x: torch.Tensor) -> torch.Tensor:
     return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype, device=x.device)
 
 
-def _copy(x: torch.Tensor) -> torch.Tensor:
-    """A copy of `x` with its own storage and the same strides (even overlapping ones)."""
+def copy_with_layout(x: torch.Tensor, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """A copy of `x` (in `dtype`) with its own storage and the same strides,
+    even overlapping (a broadcast 0) or with gaps (a slice), where `clone`
+    and `to` give a contiguous tensor."""
     span = 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride())) if all(x.shape) else 0
-    return x.detach().as_strided((span,), (1,)).clone().as_strided(x.shape, x.stride())
+    flat = x.detach().as_strided((span,), (1,)).to(dtype or x.dtype, copy=True)
+    return flat.as_strided(x.shape, x.stride())
 
 
 def _as_forward(fn):

@@ -12,7 +12,17 @@ from __future__ import annotations
 import sympy
 import torch
 
-from ir_text import FloorDiv, Mod, Module, flat_tensors, resolve_target, to_torch, to_torch_arg
+from ir_text import (
+    FloorDiv,
+    Mod,
+    Module,
+    empty_reduction,
+    flat_tensors,
+    from_torch,
+    resolve_target,
+    to_torch,
+    to_torch_arg,
+)
 
 _UNARY = {
     "neg": torch.neg,
@@ -113,23 +123,12 @@ def flat_storage(t: torch.Tensor, storage_size: int) -> torch.Tensor:
     return t.as_strided((storage_size,), (1,), t.storage_offset())
 
 
-def _identity(kind: str, dtype: torch.dtype):
-    if kind in ("sum", "any", "argmax", "argmin"):
-        return 0
-    if kind in ("prod", "all"):
-        return 1
-    if dtype.is_floating_point:
-        return float("-inf") if kind == "max" else float("inf")
-    info = torch.iinfo(dtype)
-    return info.min if kind == "max" else info.max
-
-
 def _reduce(kind: str, x: torch.Tensor, rnumel: int) -> torch.Tensor:
     """Reduce the last dimension (the flattened r-variables)."""
     if rnumel == 0:
         shape = x.shape[:-1]
         dtype = torch.int64 if kind in ("argmax", "argmin") else x.dtype
-        return torch.full(shape, _identity(kind, x.dtype), dtype=dtype, device=x.device)
+        return torch.full(shape, empty_reduction(kind, from_torch(x.dtype)), dtype=dtype, device=x.device)
     reducers = {
         "sum": lambda: x.sum(-1),
         "prod": lambda: x.prod(-1),

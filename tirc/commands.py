@@ -10,7 +10,7 @@ import torch
 
 from codegen import random_input
 from ir_text import TircError, is_float, parse, print_ir, to_torch
-from lowering import fallback_ops, interpret
+from lowering import copy_with_layout, fallback_ops, interpret
 from repro import check_rerun, compile_args, recording
 from scheduler import extern_kernels
 
@@ -74,16 +74,6 @@ def _updated(module, actual: list, expected: list, skip: int = 0) -> dict[str, t
 
 def _clone(xs):
     return [copy_with_layout(x) if isinstance(x, torch.Tensor) else x for x in xs]
-
-
-def copy_with_layout(x: torch.Tensor, dtype: torch.dtype | None = None) -> torch.Tensor:
-    """A copy of `x` (in `dtype`) in its strided layout: a broadcast (0)
-    stride or the gaps of a slice stay, as the dump's input says, where
-    `clone` and `to` would give a contiguous tensor the compiled code
-    refuses (and the interpreter reads past)."""
-    span = 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride())) if x.numel() else 0
-    flat = x.as_strided((span,), (1,), x.storage_offset()).to(dtype or x.dtype, copy=True)
-    return flat.as_strided(x.shape, x.stride())
 
 
 def compile_command(args) -> int:
