@@ -7,6 +7,16 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 # dumps and goldens must not depend on this machine's speed.
 os.environ.setdefault("TIRC_AUTOTUNE", "0")
 
+from hypothesis import settings  # noqa: E402
+
+# Property tests draw the same examples on every run (seeded by the test's
+# name): a failure reproduces, and one run of `make test` cannot fail on an
+# unlucky draw (an ill-conditioned random program, x / (x - tanh(x)) at
+# x = 0.046, amplified a 1-ulp tanh difference past the tolerance in one CI
+# run). `make fuzz` draws new programs.
+settings.register_profile("tirc", derandomize=True)
+settings.load_profile("tirc")
+
 # Golden files: the `golden` fixture and `pytest --update-goldens` (docs/goldens.md);
 # pytester runs small pytest sessions in the golden tooling's own tests.
 pytest_plugins = ["pytester", "repro.golden_plugin"]

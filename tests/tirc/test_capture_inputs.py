@@ -34,7 +34,7 @@ def _no_real_trace(monkeypatch):
     def refuse(x):
         raise AssertionError("traced on real tensors")
 
-    monkeypatch.setattr(sys.modules["lowering.capture"], "_copy", refuse)
+    monkeypatch.setattr(sys.modules["lowering.capture"], "copy_with_layout", refuse)
 
 
 def test_plain_program_traces_without_running(monkeypatch):
