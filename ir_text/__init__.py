@@ -2,7 +2,15 @@
 
 from .dtypes import TORCH_DTYPES, from_torch, is_float, to_torch
 from .errors import TircError, error_at
-from .graph_check import enum_value, flat_tensors, meta_call, resolve_target, to_torch_arg
+from .graph_check import (
+    Shapes,
+    enum_value,
+    flat_tensors,
+    module_device,
+    resolve_target,
+    shape_call,
+    to_torch_arg,
+)
 from .index import (
     FloorDiv,
     IndexStyle,
@@ -64,6 +72,7 @@ __all__ = [
     "empty_reduction",
     "Refusal",
     "STAGES",
+    "Shapes",
     "Symbol",
     "TORCH_DTYPES",
     "TensorType",
@@ -82,14 +91,15 @@ __all__ = [
     "index_var",
     "is_float",
     "loop_vars",
+    "module_device",
     "non_overlapping",
-    "meta_call",
     "parse",
     "print_ir",
     "print_named",
     "render_index",
     "simplify_index",
     "resolve_target",
+    "shape_call",
     "strided_index",
     "structurally_equal",
     "to_torch",

@@ -1,9 +1,10 @@
 """Checks of capture-stage graphs: each op exists, its arity fits the ATen schema,
-and its declared result types are the ones ATen infers (run on meta tensors)."""
+and its declared result types are the ones ATen infers (run on fake tensors)."""
 
 from __future__ import annotations
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode, UnsupportedOperatorException
 
 from .dtypes import TORCH_DTYPES, from_torch
 from .errors import error_at
@@ -37,9 +38,8 @@ def enum_value(e: Enum):
     return ENUMS.get(e.name)
 
 
-def to_torch_arg(arg, env: dict[int, torch.Tensor], device: str | None = None):
-    """A literal or value of the IR as the Python object an ATen op takes
-    (with every device literal replaced by `device`, when given)."""
+def to_torch_arg(arg, env: dict[int, torch.Tensor]):
+    """A literal or value of the IR as the Python object an ATen op takes."""
     if isinstance(arg, Value):
         return env[id(arg)]
     if isinstance(arg, Enum):
@@ -48,11 +48,11 @@ def to_torch_arg(arg, env: dict[int, torch.Tensor], device: str | None = None):
             raise ValueError(f"unknown name '{arg.name}'")
         return value
     if isinstance(arg, Device):
-        return torch.device(device or arg.name)
+        return torch.device(arg.name)
     if isinstance(arg, Symbol):
         raise ValueError(f"@{arg.name} is not an op argument")
     if isinstance(arg, tuple):
-        return [to_torch_arg(a, env, device) for a in arg]
+        return [to_torch_arg(a, env) for a in arg]
     return arg
 
 
@@ -83,39 +83,77 @@ def flat_tensors(result) -> list:
     return []
 
 
-def meta_inputs(m: Module) -> dict[int, torch.Tensor]:
-    """Meta tensors (shape, strides, dtype) for the module's inputs, keyed by value id."""
-    env: dict[int, torch.Tensor] = {}
+class Shapes(dict):
+    """Tensors without data (shape, strides, dtype, device) for IR values,
+    keyed by value id, and ATen calls on them.
+
+    They are fake tensors on the program's device, not meta tensors: a few
+    CPU kernels give results of other shapes than their meta kernels (the
+    CPU batch norm's saved mean is empty in eval mode, the CPU embedding
+    bag's offset2bag in sum mode), and capture records what the device's
+    kernel gives. Fake CUDA tensors need no GPU."""
+
+    def __init__(self, device: str):
+        super().__init__()
+        self.device = device
+        self._mode = FakeTensorMode()
+
+    def bind(self, value: Value, device: str | None = None) -> None:
+        """Bind `value` (a buffer type, or a tensor type taken as contiguous)."""
+        t = value.type
+        with self._mode:
+            if hasattr(t, "strides"):
+                tensor = torch.empty_strided(
+                    t.shape, t.strides, dtype=TORCH_DTYPES[t.dtype], device=device or self.device
+                )
+            else:
+                tensor = torch.empty(t.shape, dtype=TORCH_DTYPES[t.dtype], device=device or self.device)
+        self[id(value)] = tensor
+
+    def call(self, overload, args, kwargs):
+        """`overload` on the values' tensors and the literals; ATen's result."""
+        with self._mode, torch.no_grad():
+            return overload(
+                *[to_torch_arg(a, self) for a in args],
+                **{k: to_torch_arg(v, self) for k, v in kwargs},
+            )
+
+
+def module_device(m: Module) -> str:
+    """The device the module's buffers live on (its option, else its inputs')."""
+    device = dict(m.options).get("device")
+    if device is None:
+        device = m.inputs[0].device if m.inputs else "cpu"
+    return str(device)
+
+
+def input_shapes(m: Module) -> Shapes:
+    """Shapes bound for the module's inputs."""
+    shapes = Shapes(module_device(m))
     for inp in m.inputs:
-        t = inp.value.type
-        env[id(inp.value)] = torch.empty_strided(
-            t.shape, t.strides, dtype=TORCH_DTYPES[t.dtype], device="meta"
-        )
-    return env
+        shapes.bind(inp.value, inp.device)
+    return shapes
 
 
 def check_graph(m: Module) -> None:
-    env = meta_inputs(m)
+    shapes = input_shapes(m)
     for op in m.graph:
-        check_call(op, env)
+        check_call(op, shapes)
 
 
-def check_call(op, env: dict[int, torch.Tensor]) -> None:
-    """Check one ATen call (a graph op or an extern node) on meta tensors and
-    bind its results in `env`: the op exists, its arguments fit the schema,
+def check_call(op, shapes: Shapes) -> None:
+    """Check one ATen call (a graph op or an extern node) on fake tensors and
+    bind its results in `shapes`: the op exists, its arguments fit the schema,
     and the declared result dtypes and shapes are the ones ATen infers."""
     overload = resolve_target(op.target)
     if overload is None:
         raise error_at(op.pos, f"unknown op '{op.target}'")
     _check_arity(op, overload)
     try:
-        args = [to_torch_arg(a, env, "meta") for a in op.args]
-        kwargs = {k: to_torch_arg(v, env, "meta") for k, v in op.kwargs}
-        with torch.no_grad():
-            result = overload(*args, **kwargs)
-    except NotImplementedError:
+        result = shapes.call(overload, op.args, op.kwargs)
+    except (NotImplementedError, UnsupportedOperatorException):
         # No meta kernel for this op: trust the declared types.
-        _bind_declared(op, env)
+        _bind_declared(op, shapes)
         return
     except Exception as err:  # ATen's own message says what is wrong
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
@@ -130,46 +168,30 @@ def check_call(op, env: dict[int, torch.Tensor]) -> None:
             got = f"{actual[0]}[{', '.join(map(str, actual[1]))}]"
             want = f"{declared.dtype}[{', '.join(map(str, declared.shape))}]"
             raise error_at(op.pos, f"{op.target} gives {got}, but the type says {want}")
-        env[id(value)] = tensor
-    _bind_declared(op, env)
+        shapes[id(value)] = tensor
+    _bind_declared(op, shapes)
 
 
-def _bind_declared(op, env) -> None:
+def _bind_declared(op, shapes: Shapes) -> None:
     """Results with a declared layout (extern nodes) are bound with it; after
     an op without a meta kernel, graph results are bound contiguous."""
     for value in op.results:
-        if hasattr(value.type, "strides"):
-            bind_meta(value, env)
-        elif id(value) not in env:
-            t = value.type
-            env[id(value)] = torch.empty(t.shape, dtype=TORCH_DTYPES[t.dtype], device="meta")
+        if hasattr(value.type, "strides") or id(value) not in shapes:
+            shapes.bind(value)
 
 
-def bind_meta(value, env) -> None:
-    """Bind a buffer value to a meta tensor of its layout."""
-    t = value.type
-    env[id(value)] = torch.empty_strided(t.shape, t.strides, dtype=TORCH_DTYPES[t.dtype], device="meta")
-
-
-def meta_call(target: str, args, kwargs) -> list:
-    """Run the ATen op `target` on meta tensors shaped like the IR `args`
-    (Values with buffer layouts, and literals); its flat tensor results."""
-    env: dict[int, torch.Tensor] = {}
+def shape_call(target: str, args, kwargs, device: str) -> list:
+    """Run the ATen op `target` on fake tensors (on `device`) shaped like the
+    IR `args` (Values with buffer layouts, and literals); its flat tensor results."""
+    shapes = Shapes(device)
 
     def bind(a):
-        if isinstance(a, Value) and id(a) not in env:
-            t = a.type
-            env[id(a)] = torch.empty_strided(t.shape, t.strides, dtype=TORCH_DTYPES[t.dtype], device="meta")
+        if isinstance(a, Value) and id(a) not in shapes:
+            shapes.bind(a)
         elif isinstance(a, tuple):
             for x in a:
                 bind(x)
 
     for a in list(args) + [v for _, v in kwargs]:
         bind(a)
-    overload = resolve_target(target)
-    with torch.no_grad():
-        result = overload(
-            *[to_torch_arg(a, env, "meta") for a in args],
-            **{k: to_torch_arg(v, env, "meta") for k, v in kwargs},
-        )
-    return flat_tensors(result)
+    return flat_tensors(shapes.call(resolve_target(target), args, kwargs))

@@ -12,7 +12,7 @@ from .body_ops import ACCEPTS, BODY_OPS, REDUCTION_RESULT, REDUCTIONS, SCANS
 from .dtypes import INT_DTYPES, TORCH_DTYPES, is_float
 from .errors import TircError, error_at
 from .index import index_bounds, index_symbols, non_overlapping
-from .graph_check import bind_meta, check_call, check_graph, meta_inputs
+from .graph_check import check_call, check_graph, input_shapes
 from .model import STAGES, BufferType, Enum, Module, Value
 from .printer import VERSION
 
@@ -56,13 +56,13 @@ def verify(module: Module) -> Module:
     if module.stage == "capture":
         check_graph(module)
     else:
-        env = meta_inputs(module)
+        shapes = input_shapes(module)
         for node in module.nodes:
             if node.kind == "extern":
-                _check_extern(node, env)
+                _check_extern(node, shapes)
             else:
                 _check_loop_node(node, module)
-                bind_meta(node.result, env)
+                shapes.bind(node.result)
     _check_updates(module)
     return module
 
@@ -86,10 +86,10 @@ def _check_updates(m: Module) -> None:
             )
 
 
-def _check_extern(node, env) -> None:
+def _check_extern(node, shapes) -> None:
     for v in node.results:
         _check_layout(node, v.type)
-    check_call(node, env)
+    check_call(node, shapes)
 
 
 def _check_sections(m: Module) -> None:

@@ -25,8 +25,9 @@ from ir_text import (
     contiguous_strides,
     from_torch,
     loop_vars,
-    meta_call,
+    module_device,
     non_overlapping,
+    shape_call,
     simplify_index,
     strided_index,
     to_torch,
@@ -168,7 +169,7 @@ class Lowering:
 
         args = tuple(arg(a) for a in args)
         kwargs = tuple((k, arg(v)) for k, v in kwargs)
-        strides = _extern_strides(op.target, args, kwargs, op.results)
+        strides = _extern_strides(op.target, args, kwargs, op.results, module_device(self.module))
         results = tuple(
             Value("", BufferType(r.type.dtype, r.type.shape, st)) for r, st in zip(op.results, strides)
         )
@@ -230,11 +231,12 @@ class Lowering:
         return self.pointwise(out.shape, out.dtype, lambda b: spec.fn(b, *args, **kwargs), compute)
 
 
-def _extern_strides(target: str, args, kwargs, results) -> list[tuple[int, ...]]:
-    """The strides ATen gives the results (from a meta run); contiguous when
-    the op has no meta kernel (the runtime then copies into that layout)."""
+def _extern_strides(target: str, args, kwargs, results, device: str) -> list[tuple[int, ...]]:
+    """The strides ATen gives the results (from a run on fake tensors);
+    contiguous when the op has no meta kernel (the runtime then copies into
+    that layout)."""
     try:
-        tensors = meta_call(target, args, kwargs)
+        tensors = shape_call(target, args, kwargs, device)
     except Exception:
         tensors = None
     if tensors is None or len(tensors) != len(results):

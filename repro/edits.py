@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 
-import torch
 
 from ir_text import (
-    TORCH_DTYPES,
     BufferType,
     Kernel,
     LoopNode,
@@ -24,8 +22,9 @@ from ir_text import (
     from_torch,
     parse,
     print_ir,
+    Shapes,
+    module_device,
     resolve_target,
-    to_torch_arg,
 )
 from scheduler import compute_facts, kernel_attrs, plan_memory
 
@@ -195,7 +194,7 @@ def input_sizes(module: Module) -> list[int]:
 def shrink(module: Module, size: int, new: int) -> Module | None:
     """Capture stage: every input dimension of `size`, and every `size` in an
     op's integer lists (view and expand sizes), becomes `new`; result types
-    are inferred again on meta tensors. None when a contiguous layout cannot
+    are inferred again on fake tensors. None when a contiguous layout cannot
     follow (a strided input) or when an op refuses the new shapes."""
     if module.stage != "capture":
         return None
@@ -206,7 +205,7 @@ def shrink(module: Module, size: int, new: int) -> Module | None:
             return tuple(new if v == size else v for v in x)
         return tuple(resize(v) for v in x) if isinstance(x, tuple) else x
 
-    env = {}
+    shapes = Shapes(module_device(m))
     for inp in m.inputs:
         t = inp.value.type
         if size not in t.shape:
@@ -216,22 +215,14 @@ def shrink(module: Module, size: int, new: int) -> Module | None:
         else:
             shape = tuple(new if s == size else s for s in t.shape)
             inp.value.type = BufferType(t.dtype, shape, contiguous_strides(shape))
-        t = inp.value.type
-        env[id(inp.value)] = torch.empty_strided(
-            t.shape, t.strides, dtype=TORCH_DTYPES[t.dtype], device="meta"
-        )
+        shapes.bind(inp.value, inp.device)
     for op in m.graph:
         op.args = resize(op.args)
         op.kwargs = tuple((k, resize(v)) for k, v in op.kwargs)
-        with torch.no_grad():
-            result = resolve_target(op.target)(
-                *[to_torch_arg(a, env, "meta") for a in op.args],
-                **{k: to_torch_arg(v, env, "meta") for k, v in op.kwargs},
-            )
-        tensors = flat_tensors(result)
+        tensors = flat_tensors(shapes.call(resolve_target(op.target), op.args, op.kwargs))
         if len(tensors) != len(op.results):
             return None
         for value, tensor in zip(op.results, tensors):
             value.type = TensorType(from_torch(tensor.dtype), tuple(tensor.shape))
-            env[id(value)] = tensor
+            shapes[id(value)] = tensor
     return m

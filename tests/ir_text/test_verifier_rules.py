@@ -104,3 +104,23 @@ def test_rule_rejects_edit(half_texts, name):
     assert err.format().startswith(f"{FILE}:") or err.file == FILE
     if needle is not None:
         assert err.line == line_of(text, needle), err.format()
+
+
+def test_result_shapes_are_inferred_on_the_programs_device():
+    """The CPU batch norm in eval mode saves an empty mean and rstd; the CUDA
+    one (and the meta kernel) saves one per channel. The capture records the
+    CPU shapes, which verify on the CPU and not on CUDA (no GPU needed)."""
+
+    def bn(x, w):
+        return torch.ops.aten._native_batch_norm_legit(x, w, w, w, w.abs() + 1, False, 0.1, 1e-5)[0]
+
+    text = stage_texts(bn, [torch.randn(4, 3, 5), torch.randn(3)])["capture"]
+    needle = "aten._native_batch_norm_legit_functional.default"
+    assert "f32[0], f32[0], f32[3]" in text.splitlines()[line_of(text, needle) - 1]
+    assert check_text(text, FILE) is None
+    on_cuda = text.replace('device = "cpu"', 'device = "cuda"').replace('"cpp"', '"triton"')
+    assert on_cuda != text
+    err = check_text(on_cuda, FILE)
+    assert err is not None, "the CPU shapes were accepted on CUDA"
+    assert "gives f32[3], but the type says f32[0]" in err.message, err.format()
+    assert err.line == line_of(on_cuda, needle)

@@ -221,6 +221,23 @@ CASES = {
         ],
         True,
     ),
+    # CPU kernels whose unused results differ in shape from the meta
+    # kernels' (an empty offset2bag; an empty saved mean in eval mode).
+    "fallback_embedding_bag_and_batch_norm_legit": (
+        lambda w, i, o, x, g: (
+            F.embedding_bag(i, w, o, mode="sum"),
+            F.embedding_bag(i, w, o, mode="max"),
+            torch.ops.aten._native_batch_norm_legit(x, g, g + 1, g * 0 + 0.5, g.abs() + 1, False, 0.1, 1e-5)[0],
+        ),
+        lambda: [
+            torch.randn(13, 5),
+            torch.randint(0, 13, (11,)),
+            torch.tensor([0, 3, 3, 8]),
+            torch.randn(4, 3, 7),
+            torch.randn(3),
+        ],
+        False,
+    ),
     "fallback_sort_topk": (
         lambda x: (torch.sort(x, 1)[0] * 2, torch.topk(x, 3)[1]),
         lambda: [torch.randn(4, 9)],
