@@ -15,9 +15,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import logging
 import operator
 import os
 import re
+import traceback
 import types
 import warnings
 from dataclasses import dataclass, field
@@ -159,7 +161,7 @@ def capture(fn, example_inputs, source: str, source_path: str | None, options_pa
     except TircError:
         raise
     except Exception as err:
-        raise TircError(f"tracing failed: {type(err).__name__}: {_first_line(err)}") from None
+        raise _tracing_error(err, source, source_path) from None
     constants = _lift_constants(gm)
     lifted = constants + lifted
     all_inputs = [t for _, t in constants] + all_inputs
@@ -191,13 +193,14 @@ def _trace(flat_fn, inputs):
     with torch.no_grad(), _without_mkldnn():
         blanks = [_blank(x) for x in inputs]
         try:
-            gm = make_fx(
-                functional,
-                decomposition_table=_decompositions(),
-                tracing_mode="fake",
-                _allow_non_fake_inputs=True,
-                record_stack_traces=True,
-            )(*blanks)
+            with _quiet_fake_tensors():
+                gm = make_fx(
+                    functional,
+                    decomposition_table=_decompositions(),
+                    tracing_mode="fake",
+                    _allow_non_fake_inputs=True,
+                    record_stack_traces=True,
+                )(*blanks)
             if not any(node.target is torch.ops.aten._local_scalar_dense.default for node in gm.graph.nodes):
                 return gm, blanks
         except Exception:
@@ -231,6 +234,19 @@ def _refunctionalize(gm, inputs):
         # Fake tensors: `inputs` may be blanks (see `_trace`), and the graph
         # reads no values, as it traced once already.
         return make_fx(functional, tracing_mode="fake", record_stack_traces=True)(*inputs)
+
+
+@contextlib.contextmanager
+def _quiet_fake_tensors():
+    """Fake tensors log a meta kernel's failure with its traceback; the real
+    trace that follows raises the error the user sees, once."""
+    logger = logging.getLogger("torch._subclasses.fake_tensor")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 @contextlib.contextmanager
@@ -377,6 +393,28 @@ def _as_forward(fn):
     return renamed
 
 
+def _tracing_error(err: Exception, source: str, source_path: str | None) -> TircError:
+    """The error for a program that does not trace, at the user's innermost
+    line in the traceback. A program that reads a tensor's value (`.item()`,
+    a tensor in an `if`) is named as such, instead of make_fx's advice on
+    its tracing modes, which is not the user's to take."""
+    loc = _traceback_loc(err.__traceback__, source, source_path)
+    if "_local_scalar_dense" in str(err) or "data-dependent" in str(err):
+        message = (
+            "the program reads a tensor's value (`.item()`, a tensor in an `if` or a "
+            "Python number made from a tensor); tirc compiles programs whose control "
+            "flow does not depend on the data"
+        )
+    else:
+        message = f"tracing failed: {type(err).__name__}: {_first_line(err)}"
+    return TircError(message, loc.file if loc else None, loc.line if loc else None)
+
+
+def _traceback_loc(tb, source: str, source_path: str | None) -> Loc | None:
+    frames = [(f.filename, f.lineno) for f in traceback.extract_tb(tb) if f.lineno is not None]
+    return _source_locator(source, source_path)(frames)
+
+
 def _first_line(err: Exception) -> str:
     text = str(err).strip()
     return text.splitlines()[0] if text else ""
@@ -419,11 +457,12 @@ def _frames(node) -> list[tuple[str, int]]:
 
 
 def _source_locator(source: str, source_path: str | None):
-    """Locations in the traced program's own file (by path, else by name)."""
+    """Locations in the traced program's own file (by path, else by name), of
+    a node (from its stack trace) or of a list of (file, line) frames."""
     want = os.path.realpath(source_path) if source_path else None
 
-    def locate(node) -> Loc | None:
-        frames = _frames(node)
+    def locate(node_or_frames) -> Loc | None:
+        frames = node_or_frames if isinstance(node_or_frames, list) else _frames(node_or_frames)
         for filename, line in reversed(frames):
             if want and os.path.realpath(filename) == want:
                 return Loc(source, line)

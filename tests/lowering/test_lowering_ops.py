@@ -227,7 +227,9 @@ CASES = {
         lambda w, i, o, x, g: (
             F.embedding_bag(i, w, o, mode="sum"),
             F.embedding_bag(i, w, o, mode="max"),
-            torch.ops.aten._native_batch_norm_legit(x, g, g + 1, g * 0 + 0.5, g.abs() + 1, False, 0.1, 1e-5)[0],
+            torch.ops.aten._native_batch_norm_legit(x, g, g + 1, g * 0 + 0.5, g.abs() + 1, False, 0.1, 1e-5)[
+                0
+            ],
         ),
         lambda: [
             torch.randn(13, 5),

@@ -334,6 +334,45 @@ def test_data_dependent_shape_is_an_error(tmp_path, cli):
     ), err
 
 
+UNTRACEABLE_SOURCE = """import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        y = x * 2
+        if y.sum() > 0:
+            return y
+        return y @ torch.ones(3, 3)
+
+
+def get_inputs():
+    return [torch.randn(5, 7)]
+"""
+
+
+def test_untraceable_programs_are_one_located_line(tmp_path, cli, tirc_run):
+    """A branch on a value, and an op that refuses its shapes: one line at the
+    user's line (in a real process: no log of the failed fake trace), exit 2."""
+    (tmp_path / "branch.py").write_text(UNTRACEABLE_SOURCE)
+    (tmp_path / "shapes.py").write_text(
+        UNTRACEABLE_SOURCE.replace("if y.sum() > 0:", "if True:").replace("return y\n", "pass\n", 1)
+    )
+    code, err = cli("compile", tmp_path / "branch.py")
+    assert code == 2
+    assert err.strip() == (
+        "branch.py:7: error: the program reads a tensor's value (`.item()`, a tensor in an `if` "
+        "or a Python number made from a tensor); tirc compiles programs whose control flow "
+        "does not depend on the data"
+    ), err
+    proc = tirc_run(["compile", "shapes.py"], tmp_path)
+    code, err = proc.returncode, proc.stderr
+    assert code == 2
+    assert err.strip() == (
+        "shapes.py:9: error: tracing failed: RuntimeError: mat1 and mat2 shapes cannot be "
+        "multiplied (5x7 and 3x3)"
+    ), err
+
+
 def test_pt2_that_is_not_an_export_is_an_error(tmp_path, cli):
     (tmp_path / "junk.pt2").write_bytes(b"not a zip file")
     code, err = cli("compile", tmp_path / "junk.pt2")
