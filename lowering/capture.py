@@ -84,7 +84,14 @@ def _decompositions():
     ]
     table = {**core_aten_decompositions(), **get_decompositions(extra)}
     table[aten._native_batch_norm_legit_no_training.default] = _batch_norm_inference
+    table[aten.take.default] = _take
     return table
+
+
+def _take(input, index):
+    """take as an index of the flattened input; torch's decomposition indexes
+    with the index tensor as a Python index, which reads a 0-d index's value."""
+    return torch.ops.aten.index.Tensor(input.reshape(-1), [index])
 
 
 def _batch_norm_inference(input, weight, bias, running_mean, running_var, momentum, eps):

@@ -140,6 +140,11 @@ CASES = {
         lambda: [torch.randn(17, 8), torch.randint(0, 17, (3, 5)), torch.randint(0, 8, (5,))],
         True,
     ),
+    "take_with_negative_and_0d_indices": (
+        lambda x, i, j: (torch.take(x, i) * 2, torch.take(x, j), torch.take(x[0, 0], j * 0)),
+        lambda: [torch.randn(5, 7), torch.randint(-35, 35, (3, 4)), torch.randint(-35, 35, ())],
+        True,
+    ),
     "views": (
         lambda x: (
             x.t().reshape(-1)[3:40:3],
