@@ -65,7 +65,9 @@ _OPS = {
     "isnan": "({0} != {0})",
     "where": "({0} ? {1} : {2})",
     "to_dtype": "static_cast<{dtype}>({0})",
-    "indirect": "({0} < 0 ? {0} + {size} : {0})",
+    # Checked (the prelude's tirc_index): an index out of range is recorded
+    # for the wrapper's IndexError and read as 0, never out of bounds.
+    "indirect": "tirc_index({0}, {size}, p_index_error)",
 }
 # libm functions: `expf` for float results, `exp` for double ones.
 _OPS.update(

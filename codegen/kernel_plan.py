@@ -108,6 +108,12 @@ class KernelPlan:
     def loops(self) -> tuple:
         return tuple(step for step in self.steps if isinstance(step, Loop))
 
+    @property
+    def checks_indices(self) -> bool:
+        """Whether the kernel loads through an indirect index, which it
+        checks against its dimension (the C++ kernel takes an error slot)."""
+        return any(isinstance(s, Compute) and s.op == "indirect" for s in self.statements)
+
 
 _RESERVED = set(keyword.kwlist) | {
     "torch",

@@ -24,6 +24,19 @@ def cpp_kernel(library, name: str, arity: int):
     return fn
 
 
+def index_error_slot() -> torch.Tensor:
+    """Where a C++ kernel records an indirect index out of range: [set, index, size]."""
+    return torch.zeros(3, dtype=torch.int64)
+
+
+def check_indices(slot: torch.Tensor, ops: str) -> None:
+    """Raise IndexError, as eager PyTorch does, when the kernel recorded an
+    index out of range (it read 0 in its place)."""
+    if slot[0]:
+        index, size = int(slot[1]), int(slot[2])
+        raise IndexError(f"index {index} is out of bounds for a dimension of size {size} (in {ops})")
+
+
 def use_triton_interpreter(device: str) -> None:
     """Run Triton kernels through its CPU interpreter when compiling for the CPU;
     must run before `import triton`, as Triton reads the switch at import."""

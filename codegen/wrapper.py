@@ -68,7 +68,8 @@ def generate(
             start_build("\n" + source)  # the string CPP_SOURCE holds, so the cache key matches
         lines += ['CPP_SOURCE = r"""', source + '"""', "", "_library = runtime.cpp_library(CPP_SOURCE)"]
         lines += _laid_out(
-            f'{plan.name} = runtime.cpp_kernel(_library, "{plan.name}", {len(plan.params)})' for plan in plans
+            f'{plan.name} = runtime.cpp_kernel(_library, "{plan.name}", {len(plan.params) + plan.checks_indices})'
+            for plan in plans
         )
     else:
         kernels = _triton_kernels(plans)
@@ -133,7 +134,8 @@ def _call(module: Module, plans, ids, backend: str, device: str) -> list[str]:
         else:
             plan = plans_by_name[line.kernel.name]
             args = [ids[id(v)] for v in line.operands + line.results]
-            body += ["    " + text for text in _launch(plan, args, backend, device)]
+            nodes = [by_id[id(v)] for v in kernels[line.kernel.name].nodes]
+            body += ["    " + text for text in _launch(plan, args, backend, device, nodes)]
         if line.op in ("launch", "extern"):
             body += [f"    del {name}" for name in deferred]
             deferred = []
@@ -186,12 +188,31 @@ def _extern_call(node, line, ids) -> list[str]:
     return [f"{', '.join(targets)} = {call}" if len(targets) > 1 else f"({targets[0]},) = {call}"]
 
 
-def _launch(plan, args: list[str], backend: str, device: str) -> list[str]:
+def _launch(plan, args: list[str], backend: str, device: str, nodes) -> list[str]:
     """The lines that launch a kernel (a split Triton reduction allocates a
-    workspace on `device` and launches two)."""
-    if backend == "cpp":
-        return [f"{plan.name}({', '.join(a + '.data_ptr()' for a in args)})"]
-    return triton.launch_call(plan, args, device)
+    workspace on `device` and launches two; a C++ kernel that loads through
+    indirect indices gets an error slot, checked after it)."""
+    if backend != "cpp":
+        return triton.launch_call(plan, args, device)
+    pointers = [a + ".data_ptr()" for a in args]
+    if not plan.checks_indices:
+        return [f"{plan.name}({', '.join(pointers)})"]
+    return [
+        "index_error = runtime.index_error_slot()",
+        f"{plan.name}({', '.join(pointers + ['index_error.data_ptr()'])})",
+        f"runtime.check_indices(index_error, {py_string(_indexing_ops(nodes))})",
+    ]
+
+
+def _indexing_ops(nodes) -> str:
+    """The ops (and source lines) of the nodes that load through an indirect
+    index, for the IndexError's message."""
+    named = []
+    for node in nodes:
+        if any(op.op == "indirect" for op in node.body):
+            where = f" at {node.loc.file}:{node.loc.line}" if node.loc else ""
+            named.append(f"{dict(node.attrs).get('origin', 'an indexing op')}{where}")
+    return ", ".join(dict.fromkeys(named))
 
 
 def _benchmark(module: Module, ids) -> list[str]:

@@ -193,7 +193,12 @@ class _Body:
         if op.op == "indirect":
             size = op.attr("size")
             idx = args[0].to(torch.int64)
-            self.grid[f"ind{self.indirect}"] = torch.where(idx < 0, idx + size, idx)
+            wrapped = torch.where(idx < 0, idx + size, idx)
+            bad = (wrapped < 0) | (wrapped >= size)
+            if bad.any():
+                index = int(idx[bad].flatten()[0])
+                raise IndexError(f"index {index} is out of bounds for a dimension of size {size}")
+            self.grid[f"ind{self.indirect}"] = wrapped
             self.indirect += 1
             return idx
         if op.op == "reduce":

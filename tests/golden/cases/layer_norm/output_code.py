@@ -116,6 +116,21 @@ static inline double tirc_exp(double x) { return exp(x); }
 template <typename T> static inline T tirc_maximum(T a, T b) { return (a > b || a != a) ? a : b; }
 template <typename T> static inline T tirc_minimum(T a, T b) { return (a < b || a != a) ? a : b; }
 static inline int64_t tirc_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+// An indirect index (a loaded integer) into a dimension of n: negatives
+// count from the end, as in Python. One still outside [0, n) is written to
+// error[1..2] (with n), error[0] set last, and read as 0 so that no load
+// leaves its buffer; the wrapper raises IndexError when error[0] is set.
+// Any thread's bad index will do, so the stores are relaxed atomics.
+static inline int64_t tirc_index(int64_t i, int64_t n, int64_t* error) {
+  int64_t w = i < 0 ? i + n : i;
+  if (__builtin_expect((uint64_t)w >= (uint64_t)n, 0)) {
+    __atomic_store_n(&error[1], i, __ATOMIC_RELAXED);
+    __atomic_store_n(&error[2], n, __ATOMIC_RELAXED);
+    __atomic_store_n(&error[0], 1, __ATOMIC_RELEASE);
+    return 0;
+  }
+  return w;
+}
 static inline int64_t tirc_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 // Rounding and absolute values: builtins for floats (inlined as vector
