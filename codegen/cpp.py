@@ -72,8 +72,8 @@ def _signature(plan: KernelPlan, linkage: str) -> list[str]:
         const = "const " if k < plan.num_inputs else ""
         restrict = "" if name in plan.aliased else "__restrict__ "
         params.append(f"{const}{C_TYPES[dtype]}* {restrict}p_{name}")
-    if plan.checks_indices:
-        params.append("int64_t* __restrict__ p_index_error")
+    if plan.checks_values:
+        params.append("int64_t* __restrict__ p_error")
     return [
         f"// {plan.name}: {', '.join(plan.nodes)}",
         f"{linkage} void {plan.name}({', '.join(params)}) {{",
@@ -86,7 +86,7 @@ def _render_nests(plan: KernelPlan) -> str:
     parts = [render_kernel(nest, "static") for nest in plan.nests]
     lines = _signature(plan, 'extern "C"')
     for nest in plan.nests:
-        args = ["p_" + name for name, _ in nest.params] + (["p_index_error"] if nest.checks_indices else [])
+        args = ["p_" + name for name, _ in nest.params] + (["p_error"] if nest.checks_values else [])
         lines.append(f"  {nest.name}({', '.join(args)});")
     lines.append("}")
     return "\n\n".join(parts + ["\n".join(lines)])

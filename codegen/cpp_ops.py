@@ -5,7 +5,7 @@ from __future__ import annotations
 from ir_text import IndexStyle, render_index
 
 from .cpp_prelude import MATH_FUNCTIONS
-from .kernel_plan import Compute
+from .kernel_plan import Compute, checked_op
 
 C_TYPES = {
     "b8": "bool",
@@ -67,7 +67,7 @@ _OPS = {
     "to_dtype": "static_cast<{dtype}>({0})",
     # Checked (the prelude's tirc_index): an index out of range is recorded
     # for the wrapper's IndexError and read as 0, never out of bounds.
-    "indirect": "tirc_index({0}, {size}, p_index_error)",
+    "indirect": "tirc_index({0}, {size}, p_error)",
 }
 # libm functions: `expf` for float results, `exp` for double ones.
 _OPS.update(
@@ -86,6 +86,10 @@ _BOOL_OPS = {
     "bitwise_and": "({0} && {1})",
     "bitwise_or": "({0} || {1})",
     "bitwise_xor": "({0} != {1})",
+}
+_CHECKED_DIVISIONS = {
+    "floor_divide": "tirc_floordiv({0}, {1}, p_error)",
+    "remainder": "tirc_remainder({0}, {1}, p_error)",
 }
 SUPPORTED_OPS = frozenset(_OPS) | {"load", "store", "constant", "index", "reduce", "scan"}
 
@@ -120,6 +124,8 @@ def expr(stmt: Compute, dtypes: dict[str, str], ref) -> str:
     if stmt.op == "indirect":
         return _OPS["indirect"].format(*args, size=f"INT64_C({dict(stmt.attrs)['size']})")
     template = _BOOL_OPS.get(stmt.op) if operand_dtypes and operand_dtypes[0] == "b8" else None
+    if checked_op(stmt.op, stmt.dtype):  # an integer division: a divisor of 0 is recorded, not a trap
+        template = _CHECKED_DIVISIONS[stmt.op]
     template = template or _OPS[stmt.op]
     if stmt.dtype == "bf16":
         if stmt.op == "to_dtype":

@@ -106,7 +106,7 @@ def _linear_operands(node, producers) -> tuple[Value, Value, Value | None] | Non
         return None
     (m, k), (_, n) = x.type.shape, weight_t.type.shape
     view = producers.get(id(weight_t))
-    if view is None or view.target != AS_STRIDED or len(view.args) != 3:
+    if view is None or view.kind != "extern" or view.target != AS_STRIDED or len(view.args) != 3:
         return None
     weight = view.args[0]
     layouts = [(x, (m, k), (k, 1)), (weight_t, (k, n), (1, k)), (weight, (n, k), (k, 1))]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import sympy
 
-from ir_text import Module, empty_reduction, index_var, value_names
+from ir_text import INT_DTYPES, Module, empty_reduction, index_var, value_names
 from scheduler import extern_kernels, kernel_io, kernel_space, users
 
 
@@ -32,6 +32,15 @@ class Compute:
     args: tuple[str, ...]
     dtype: str
     attrs: tuple
+
+
+_INT_DIVISIONS = frozenset({"floor_divide", "remainder"})
+
+
+def checked_op(op: str, dtype: str) -> bool:
+    """An op (of a body or a plan, with its result dtype) whose values the C++
+    kernel checks: an indirect index, an integer division (by 0?)."""
+    return op == "indirect" or (op in _INT_DIVISIONS and dtype in INT_DTYPES)
 
 
 @dataclass(frozen=True)
@@ -109,10 +118,11 @@ class KernelPlan:
         return tuple(step for step in self.steps if isinstance(step, Loop))
 
     @property
-    def checks_indices(self) -> bool:
-        """Whether the kernel loads through an indirect index, which it
-        checks against its dimension (the C++ kernel takes an error slot)."""
-        return any(isinstance(s, Compute) and s.op == "indirect" for s in self.statements)
+    def checks_values(self) -> bool:
+        """Whether the kernel checks values eager PyTorch raises on: an
+        indirect index out of range, an integer division by zero (the C++
+        kernel takes an error slot)."""
+        return any(isinstance(s, Compute) and checked_op(s.op, s.dtype) for s in self.statements)
 
 
 _RESERVED = set(keyword.kwlist) | {

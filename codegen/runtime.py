@@ -24,17 +24,24 @@ def cpp_kernel(library, name: str, arity: int):
     return fn
 
 
-def index_error_slot() -> torch.Tensor:
-    """Where a C++ kernel records an indirect index out of range: [set, index, size]."""
-    return torch.zeros(3, dtype=torch.int64)
+def error_slot():
+    """Where a C++ kernel records a value eager PyTorch raises on (the
+    prelude's tirc_error): [code, and two values that describe it]. A ctypes
+    array, zeroed: a tenth of a microsecond to make and to read, where a
+    tensor costs microseconds. ctypes passes it to the kernel as its address."""
+    return (ctypes.c_int64 * 3)()
 
 
-def check_indices(slot: torch.Tensor, ops: str) -> None:
-    """Raise IndexError, as eager PyTorch does, when the kernel recorded an
-    index out of range (it read 0 in its place)."""
-    if slot[0]:
-        index, size = int(slot[1]), int(slot[2])
+def check_values(slot, ops: str) -> None:
+    """Raise what eager PyTorch raises when the kernel recorded an index out
+    of range (code 1; it read 0 in its place) or an integer division by
+    zero (code 2; the result is 0)."""
+    code = slot[0]
+    if code == 1:
+        index, size = slot[1], slot[2]
         raise IndexError(f"index {index} is out of bounds for a dimension of size {size} (in {ops})")
+    if code == 2:
+        raise ZeroDivisionError(f"integer division by zero (in {ops})")
 
 
 def use_triton_interpreter(device: str) -> None:
@@ -61,10 +68,34 @@ def assert_input(x, shape, strides, dtype, name: str) -> None:
         raise ValueError(f"input {name}: expected strides {list(strides)}, got {list(x.stride())}")
 
 
+def assert_unaliased(inputs, names, updated) -> None:
+    """The program writes into the inputs named in `updated` (its `update`
+    lines): none may overlap another input in memory, since eager would see
+    the write through the other one where the compiled program has read it
+    already. Disjoint views of one storage are fine."""
+    spans = {}
+    for x, name in zip(inputs, names):
+        start = x.data_ptr()
+        spans[name] = (start, start + _span(x.shape, x.stride()) * x.element_size())
+    for name in updated:
+        start, end = spans[name]
+        for other, (o_start, o_end) in spans.items():
+            if other != name and start < o_end and o_start < end:
+                raise ValueError(
+                    f"input {name}, which the program updates in place, overlaps input {other} in memory; "
+                    "the compiled program needs inputs that do not alias (pass a clone)"
+                )
+
+
+def _span(shape, strides) -> int:
+    """The elements a strided layout spans, from its first to its last."""
+    return 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 0
+
+
 def random_input(shape, strides, dtype, device, seed: int):
     """The input a dump's header describes: seeded values in a strided layout."""
     gen = torch.Generator().manual_seed(seed)
-    size = 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 0
+    size = _span(shape, strides)
     if dtype == torch.bool:
         flat = torch.randint(0, 2, (size,), generator=gen).bool()
     elif dtype.is_floating_point:

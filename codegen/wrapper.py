@@ -14,7 +14,7 @@ from ir_text import Device, Enum, Module, Value, enum_value, to_torch, value_nam
 from . import cpp, triton
 from .cache import start_build
 from .faults import miscompiled
-from .kernel_plan import identifiers, module_plans, reads_next
+from .kernel_plan import checked_op, identifiers, module_plans, reads_next
 from .pyformat import layout, py_string
 
 
@@ -68,7 +68,7 @@ def generate(
             start_build("\n" + source)  # the string CPP_SOURCE holds, so the cache key matches
         lines += ['CPP_SOURCE = r"""', source + '"""', "", "_library = runtime.cpp_library(CPP_SOURCE)"]
         lines += _laid_out(
-            f'{plan.name} = runtime.cpp_kernel(_library, "{plan.name}", {len(plan.params) + plan.checks_indices})'
+            f'{plan.name} = runtime.cpp_kernel(_library, "{plan.name}", {len(plan.params) + plan.checks_values})'
             for plan in plans
         )
     else:
@@ -106,6 +106,12 @@ def _call(module: Module, plans, ids, backend: str, device: str) -> list[str]:
             f"    runtime.assert_input({name}, {tuple(t.shape)}, {tuple(t.strides)}, "
             f'{_torch_dtype(t.dtype)}, "{name}")'
         )
+    if module.updates and len(params) > 1:
+        position = {id(i.value): name for i, name in zip(module.inputs, params)}
+        updated = tuple(position[id(target)] for target, _ in module.updates)
+        names = ", ".join(py_string(p) for p in params)
+        writes = ", ".join(py_string(p) for p in updated) + ("," if len(updated) == 1 else "")
+        body.append(f"    runtime.assert_unaliased(({', '.join(params)}), ({names}), ({writes}))")
     plans_by_name = {p.name: p for p in plans}
     kernels = {k.name.name: k for k in module.kernels}
     by_id = {id(n.result): n for n in module.nodes}
@@ -190,26 +196,26 @@ def _extern_call(node, line, ids) -> list[str]:
 
 def _launch(plan, args: list[str], backend: str, device: str, nodes) -> list[str]:
     """The lines that launch a kernel (a split Triton reduction allocates a
-    workspace on `device` and launches two; a C++ kernel that loads through
-    indirect indices gets an error slot, checked after it)."""
+    workspace on `device` and launches two; a C++ kernel that checks values
+    gets an error slot, checked after it)."""
     if backend != "cpp":
         return triton.launch_call(plan, args, device)
     pointers = [a + ".data_ptr()" for a in args]
-    if not plan.checks_indices:
+    if not plan.checks_values:
         return [f"{plan.name}({', '.join(pointers)})"]
     return [
-        "index_error = runtime.index_error_slot()",
-        f"{plan.name}({', '.join(pointers + ['index_error.data_ptr()'])})",
-        f"runtime.check_indices(index_error, {py_string(_indexing_ops(nodes))})",
+        "error = runtime.error_slot()",
+        f"{plan.name}({', '.join(pointers + ['error'])})",
+        f"runtime.check_values(error, {py_string(_checked_ops(nodes))})",
     ]
 
 
-def _indexing_ops(nodes) -> str:
-    """The ops (and source lines) of the nodes that load through an indirect
-    index, for the IndexError's message."""
+def _checked_ops(nodes) -> str:
+    """The ops (and source lines) of the nodes whose values the kernel
+    checks (indirect indices, integer divisions), for the error's message."""
     named = []
     for node in nodes:
-        if any(op.op == "indirect" for op in node.body):
+        if any(op.result is not None and checked_op(op.op, op.result.type) for op in node.body):
             where = f" at {node.loc.file}:{node.loc.line}" if node.loc else ""
             named.append(f"{dict(node.attrs).get('origin', 'an indexing op')}{where}")
     return ", ".join(dict.fromkeys(named))

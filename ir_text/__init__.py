@@ -1,6 +1,6 @@
 """The IR of every stage: data model, grammar, printer, parser, verifier."""
 
-from .dtypes import TORCH_DTYPES, from_torch, is_float, to_torch
+from .dtypes import INT_DTYPES, TORCH_DTYPES, from_torch, is_float, to_torch
 from .errors import TircError, error_at
 from .graph_check import (
     Shapes,
@@ -61,6 +61,7 @@ __all__ = [
     "FloorDiv",
     "GraphOp",
     "IndexStyle",
+    "INT_DTYPES",
     "Input",
     "Kernel",
     "Loc",

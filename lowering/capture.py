@@ -130,6 +130,14 @@ def _check_tensors(inputs, what: str = "input") -> None:
     for k, x in enumerate(inputs):
         if not isinstance(x, torch.Tensor):
             raise TircError(f"{what} {k} is a {type(x).__name__}; tirc takes tensor inputs")
+        if x.layout != torch.strided:
+            raise TircError(
+                f"{what} {k} is a {str(x.layout).removeprefix('torch.')} tensor; tirc takes dense (strided) tensors"
+            )
+        if x.device.type == "meta":
+            raise TircError(
+                f"{what} {k} is on the meta device (it has no values); tirc takes CPU or CUDA tensors"
+            )
 
 
 def capture(fn, example_inputs, source: str, source_path: str | None, options_pairs):
@@ -627,9 +635,13 @@ def _convert(gm, inputs, names, locate) -> _Graph:
         elif node.op == "output":
             flat = node.args[0]
             flat = list(flat) if isinstance(flat, (tuple, list)) else [flat]
-            for out in flat:
+            for k, out in enumerate(flat):
                 if not isinstance(out, torch.fx.Node) or not isinstance(env.get(out), Value):
-                    raise TircError("every output must be a tensor computed by the graph or an input")
+                    what = type(out).__name__ if not isinstance(out, torch.fx.Node) else "not a tensor"
+                    raise TircError(
+                        f"output {k} (of the program's outputs, flattened) is {what}; "
+                        "every output must be a tensor computed by the program or an input"
+                    )
             graph.outputs = [env[o] for o in flat]
         elif node.op != "placeholder":
             raise TircError(f"unsupported FX node '{node.op}'")

@@ -36,7 +36,7 @@ from ir_text import (
 from .body import BodyBuilder, compute_dtype
 from .pointwise import POINTWISE
 from .rules import NODE_RULES
-from .tensors import VIEWS, LTensor, NotLowerable, of_buffer
+from .tensors import COPIES, VIEWS, LTensor, NotLowerable, of_buffer
 
 # Ops that are extern ATen calls by design (as Inductor's extern kernels), not fallbacks.
 EXTERN_OPS = frozenset(
@@ -269,11 +269,12 @@ def lower(module: Module, ctx=None) -> Module:
         made_by.update({id(r): op for r in op.results})
     state.op = None
 
-    def returned(v):
-        return _output_buffer(state, state.env[id(v)], module, made_by.get(id(v)))
+    def returned(v, update=False):
+        copy = not update and _copied_in_eager(v, made_by)
+        return _output_buffer(state, state.env[id(v)], made_by.get(id(v)), copy)
 
     outputs = tuple(returned(v) for v in module.outputs)
-    updates = tuple((target, returned(value)) for target, value in module.updates)
+    updates = tuple((target, returned(value, update=True)) for target, value in module.updates)
     return Module(
         stage="lower",
         source=module.source,
@@ -286,14 +287,30 @@ def lower(module: Module, ctx=None) -> Module:
     )
 
 
-def _output_buffer(state: Lowering, t: LTensor, module: Module, op: GraphOp | None) -> Value:
+def _copied_in_eager(v: Value, made_by: dict) -> bool:
+    """Whether eager's result `v` has storage of its own although lowering
+    made it a view: a copy (clone, contiguous, flip...) after views only."""
+    op = made_by.get(id(v))
+    while op is not None and op.target in VIEWS:
+        if op.target in COPIES:
+            return True
+        op = made_by.get(id(op.args[0])) if op.args and isinstance(op.args[0], Value) else None
+    return False
+
+
+def _output_buffer(state: Lowering, t: LTensor, op: GraphOp | None, copy: bool) -> Value:
     """An output is a buffer (an input returned as is stays itself, as in
     eager); a strided view of one is returned as an `aten.as_strided` view,
-    any other view is copied, by a clone located at the op that made it."""
-    if t.is_buffer:
+    any other view is copied, by a clone located at the op that made it.
+    A `copy` (eager copied: `x.clone()`, `x.t().contiguous()`) is returned
+    in a contiguous buffer of its own when lowering made it an input or a
+    view, so that it neither shares the caller's storage nor keeps a view's
+    strides."""
+    inputs = {id(i.value) for i in state.module.inputs}
+    if t.is_buffer and not (copy and id(t.buffer) in inputs):
         return t.buffer
     state.op = GraphOp((), "aten.clone.default", (), (), op.loc if op is not None else None)
-    view = state.strided_view(t)
+    view = None if copy else state.strided_view(t)
     if view is not None:
         # A reshaped or transposed result is returned as a view, as eager does.
         state.op = None

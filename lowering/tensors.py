@@ -327,6 +327,13 @@ def _copy_variant(target: str) -> str:
 
 
 VIEWS.update({_copy_variant(t): VIEWS[t] for t in list(VIEWS) if t.split(".")[1] in _COPY_VARIANTS})
+# The ops of VIEWS whose result is a tensor of its own in eager PyTorch, not
+# a view of the argument's storage: a copy lowered as a view must still be
+# returned in storage of its own (lower._output_buffer).
+COPIES = frozenset(
+    {"aten.clone.default", "aten.lift_fresh_copy.default", "aten.flip.default", "aten.repeat.default"}
+    | {t for t in VIEWS if t.split(".")[1].endswith("_copy")}
+)
 
 
 def _swapped(rank: int, a: int, b: int) -> list[int]:

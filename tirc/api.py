@@ -50,6 +50,7 @@ class CompiledProgram:
         self._rebuild = _rebuilder(out_spec)
         self._extern_calls = compiled.code is not None and "runtime.extern_call(" in compiled.code
         self.compiled = compiled
+        self._arity = len(compiled.module.inputs) - len(self._lifted)
 
     @property
     def code(self) -> str:
@@ -66,6 +67,8 @@ class CompiledProgram:
         return extern_ops(self.compiled.module)
 
     def __call__(self, *inputs):
+        if len(inputs) != self._arity:
+            raise TypeError(f"the compiled program takes {self._arity} input tensor(s), got {len(inputs)}")
         # Autograd off around the call, as torch.no_grad() would be, without
         # the context manager's microsecond (a call of a small graph is a few).
         # Only extern (ATen) calls could record a graph: kernels write into

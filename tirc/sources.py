@@ -92,6 +92,8 @@ def load_python(path: str, entry: str | None = None) -> Program:
         spec.loader.exec_module(module)
     except SyntaxError as err:
         raise TircError(f"syntax error: {err.msg}", path, err.lineno, err.offset) from None
+    except SystemExit as err:
+        raise TircError(f"the program called sys.exit({err.code!r}) while it was loaded", path) from None
     except Exception as err:
         raise _user_error(file, err) from None
     if not callable(getattr(module, "get_inputs", None)):
@@ -105,11 +107,18 @@ def load_python(path: str, entry: str | None = None) -> Program:
             model_class = getattr(module, "Model", None)
             if model_class is None:
                 raise TircError("no class Model (or name a function with --entry)", path)
+            if not callable(model_class):
+                raise TircError(f"Model is a {type(model_class).__name__}, not a class", path)
             init = getattr(module, "get_init_inputs", lambda: [])()
             fn = model_class(*init)
             if isinstance(fn, torch.nn.Module):
                 fn = fn.eval()
-        inputs = list(module.get_inputs())
+        returned = module.get_inputs()
+        if isinstance(returned, torch.Tensor) or not isinstance(returned, (list, tuple)):
+            raise TircError(
+                f"get_inputs() returned a {type(returned).__name__}; it must return a list of tensors", path
+            )
+        inputs = list(returned)
     except TircError:
         raise
     except Exception as err:
@@ -117,6 +126,8 @@ def load_python(path: str, entry: str | None = None) -> Program:
     for k, x in enumerate(inputs):
         if not isinstance(x, torch.Tensor):
             raise TircError(f"get_inputs() item {k} is a {type(x).__name__}, not a tensor", path)
+        if x.device.type == "meta":
+            raise TircError(f"get_inputs() item {k} is on the meta device (it has no values)", path)
     return Program(fn, inputs, file.name, str(file))
 
 

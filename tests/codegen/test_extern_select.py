@@ -110,8 +110,9 @@ def test_only_linear_shaped_float32_matmuls_are_candidates(selecting, tmp_path):
     clock = selecting("onednn")
 
     def not_linear(a, b, w):
-        # a @ b: b is not a transposed weight; bf16 is left to ATen.
-        return a @ b, F.linear(w, w)
+        # a @ b: b is not a transposed weight; bf16 is left to ATen. A second
+        # operand computed by a loop node (b + 1, an eye) is not a view either.
+        return a @ b, F.linear(w, w), a @ (b + 1), (b.t() @ a.t()) @ torch.eye(37)
 
     torch.manual_seed(0)
     args = [torch.randn(37, 129), torch.randn(129, 64), torch.randn(16, 16).bfloat16()]

@@ -299,3 +299,51 @@ def test_mutated_input_is_updated():
     expected = f(theirs, y)
     assert torch.equal(out, expected)
     assert torch.equal(mine, theirs)
+
+
+def _copies_and_views(x, b):
+    y = x.clone()
+    t = x.t().contiguous()
+    e = x.exp().t().contiguous()
+    old = b.clone()
+    b.add_(1)
+    x.mul_(2)
+    return y, t, e, x[1:], x.t(), old, b.flip(0)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+def test_copies_of_inputs_are_returned_in_storage_of_their_own(backend):
+    """clone/contiguous lower as views; their results must still neither
+    share the caller's storage (a later update of the input, or a write into
+    the result, would show through) nor keep a view's strides."""
+    x, b = torch.randn(3, 37), torch.randn(5)
+    compiled = tirc.compile(_copies_and_views, [x.clone(), b.clone()], backend=backend)
+    mine, theirs = (x.clone(), b.clone()), (x.clone(), b.clone())
+    got = compiled(*mine)
+    want = _copies_and_views(*theirs)
+    mismatch = compare_outputs(list(got), list(want))
+    assert mismatch is None, mismatch.message
+    assert torch.equal(mine[0], theirs[0]) and torch.equal(mine[1], theirs[1])
+    for k in (0, 1, 2, 5, 6):  # eager's copies: contiguous, storage of their own
+        assert got[k].is_contiguous(), (k, got[k].stride())
+        assert all(got[k].untyped_storage().data_ptr() != t.untyped_storage().data_ptr() for t in mine), k
+
+
+def test_an_updated_input_that_overlaps_another_is_refused():
+    """Eager sees x's update through an aliasing y; the compiled program read
+    y before, so it refuses such inputs (disjoint views of one storage run)."""
+
+    def f(x, y, z):
+        x.add_(1)
+        z.mul_(2)
+        return x + y
+
+    compiled = tirc.compile(f, [torch.randn(5), torch.randn(5), torch.randn(5)], backend="cpp")
+    a = torch.randn(20)
+    b = a.clone()
+    torch.testing.assert_close(compiled(a[:5], a[10:15], a[15:]), f(b[:5], b[10:15], b[15:]))
+    torch.testing.assert_close(a, b)
+    with pytest.raises(ValueError, match="input x, which the program updates in place, overlaps input y"):
+        compiled(a[:5], a[3:8], a[15:])
+    with pytest.raises(ValueError, match="input z, which the program updates in place, overlaps input y"):
+        compiled(a[:5], a[10:15], a[14:19])

@@ -266,3 +266,11 @@ def test_inputs_unlike_the_compiled_ones_are_refused(bad, message):
     compiled = tirc.compile(lambda x: torch.tanh(x) * 2, [torch.randn(5, 37)])
     with pytest.raises((ValueError, TypeError), match=re.escape(message)):
         compiled(bad())
+
+
+def test_a_call_with_the_wrong_number_of_inputs_is_refused():
+    compiled = tirc.compile(torch.nn.Linear(37, 3), [torch.randn(5, 37)])  # lifted weight and bias
+    with pytest.raises(TypeError, match=re.escape("the compiled program takes 1 input tensor(s), got 2")):
+        compiled(torch.randn(5, 37), torch.randn(5, 37))
+    with pytest.raises(TypeError, match=re.escape("takes 1 input tensor(s), got 0")):
+        compiled()

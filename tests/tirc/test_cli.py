@@ -101,6 +101,41 @@ def get_init_inputs():
 """
 
 
+_PLUS_ONE = """class Model(torch.nn.Module):
+    def forward(self, x):
+        return x + 1
+"""
+# Programs that break the convention in other ways: name -> (source, what the error says).
+BAD_PROGRAMS = {
+    "exits_while_loaded": ("import sys\n\nsys.exit(3)\n", "sys.exit(3)"),
+    "model_not_a_class": (
+        "Model = 5\n\n\ndef get_inputs():\n    return [torch.randn(3)]\n",
+        "Model is a int",
+    ),
+    "get_inputs_returns_none": (
+        _PLUS_ONE + "\n\ndef get_inputs():\n    return None\n",
+        "returned a NoneType",
+    ),
+    "get_inputs_returns_a_tensor": (
+        _PLUS_ONE + "\n\ndef get_inputs():\n    return torch.randn(3)\n",
+        "returned a Tensor; it must return a list of tensors",
+    ),
+    "meta_input": (
+        _PLUS_ONE + '\n\ndef get_inputs():\n    return [torch.randn(3, device="meta")]\n',
+        "item 0 is on the meta device",
+    ),
+    "sparse_input": (
+        _PLUS_ONE + "\n\ndef get_inputs():\n    return [torch.randn(3, 3).to_sparse()]\n",
+        "input 0 is a sparse_coo tensor",
+    ),
+    "int_output": (
+        _PLUS_ONE.replace("return x + 1", "return x + 1, 3")
+        + "\n\ndef get_inputs():\n    return [torch.randn(3)]\n",
+        "output 1 (of the program's outputs, flattened) is int",
+    ),
+}
+
+
 def line_of(text: str, needle: str) -> int:
     return text[: text.index(needle)].count("\n") + 1
 
@@ -118,6 +153,8 @@ def work(tmp_path_factory, dumps, sources):
     (work / "fft.py").write_text(FFT_SOURCE)
     (work / "model.pt2").write_text("not a torch.export archive")
     (work / "stateful.py").write_text(STATEFUL_SOURCE)
+    for name, (source, _) in BAD_PROGRAMS.items():
+        (work / f"{name}.py").write_text("import torch\n" + source)
 
     lower = (dumps("cpp") / "02-lower.tir").read_text()
     capture = (dumps("cpp") / "01-capture.tir").read_text()
@@ -185,6 +222,8 @@ def work(tmp_path_factory, dumps, sources):
             {"file": "fft.py", "says": "aten._fft_r2c", "source_line": line_of(FFT_SOURCE, "torch.fft.rfft")},
         ),
     }
+    for name, (_, says) in BAD_PROGRAMS.items():
+        cases[name] = (["compile", f"{name}.py"], {"file": f"{name}.py", "says": says})
     return work, cases
 
 
@@ -260,6 +299,7 @@ ERROR_CASES = [
     "unsupported_dtype_fn",
     "pt2_source",
     "unknown_suffix",
+    *BAD_PROGRAMS,
 ]
 
 

@@ -116,17 +116,23 @@ static inline double tirc_exp(double x) { return exp(x); }
 template <typename T> static inline T tirc_maximum(T a, T b) { return (a > b || a != a) ? a : b; }
 template <typename T> static inline T tirc_minimum(T a, T b) { return (a < b || a != a) ? a : b; }
 static inline int64_t tirc_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+// Values eager PyTorch raises on, recorded in the kernel's error slot for
+// the wrapper to raise after it (runtime.check_values): error[0] is 1 for an
+// index out of range (error[1] the index, error[2] the size) and 2 for an
+// integer division by zero. Any thread's error will do: relaxed stores, the
+// code last.
+static inline void tirc_error(int64_t* error, int64_t code, int64_t a, int64_t b) {
+  __atomic_store_n(&error[1], a, __ATOMIC_RELAXED);
+  __atomic_store_n(&error[2], b, __ATOMIC_RELAXED);
+  __atomic_store_n(&error[0], code, __ATOMIC_RELEASE);
+}
 // An indirect index (a loaded integer) into a dimension of n: negatives
-// count from the end, as in Python. One still outside [0, n) is written to
-// error[1..2] (with n), error[0] set last, and read as 0 so that no load
-// leaves its buffer; the wrapper raises IndexError when error[0] is set.
-// Any thread's bad index will do, so the stores are relaxed atomics.
+// count from the end, as in Python. One still outside [0, n) is an error,
+// read as 0 so that no load leaves its buffer.
 static inline int64_t tirc_index(int64_t i, int64_t n, int64_t* error) {
   int64_t w = i < 0 ? i + n : i;
   if (__builtin_expect((uint64_t)w >= (uint64_t)n, 0)) {
-    __atomic_store_n(&error[1], i, __ATOMIC_RELAXED);
-    __atomic_store_n(&error[2], n, __ATOMIC_RELAXED);
-    __atomic_store_n(&error[0], 1, __ATOMIC_RELEASE);
+    tirc_error(error, 1, i, n);
     return 0;
   }
   return w;
@@ -157,9 +163,23 @@ template <typename T> static inline T tirc_sign(T a) { return (T)((T(0) < a) - (
 // Python's floor division and modulo (the sign of the divisor).
 static inline float tirc_floordiv(float a, float b) { return __builtin_floorf(a / b); }
 static inline double tirc_floordiv(double a, double b) { return __builtin_floor(a / b); }
+// Integers in index math, whose divisors are positive (an IR rule).
 template <typename T> static inline T tirc_floordiv(T a, T b) {
   T q = a / b;
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+template <typename T> static inline T tirc_remainder(T a, T b) {
+  T r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+// Integers in a body: a divisor of 0 is an error (0 is the result), and -1 negates
+// with wrap-around (the minimum stays itself, as in PyTorch): neither traps.
+template <typename T> static inline T tirc_floordiv(T a, T b, int64_t* error) {
+  if (__builtin_expect(b == 0, 0)) {
+    tirc_error(error, 2, 0, 0);
+    return 0;
+  }
+  return b == -1 ? (T)(0 - (uint64_t)a) : tirc_floordiv(a, b);
 }
 static inline float tirc_remainder(float a, float b) {
   float r = __builtin_fmodf(a, b);
@@ -169,9 +189,12 @@ static inline double tirc_remainder(double a, double b) {
   double r = __builtin_fmod(a, b);
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
-template <typename T> static inline T tirc_remainder(T a, T b) {
-  T r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+template <typename T> static inline T tirc_remainder(T a, T b, int64_t* error) {
+  if (__builtin_expect(b == 0, 0)) {
+    tirc_error(error, 2, 0, 0);
+    return 0;
+  }
+  return b == -1 ? T(0) : tirc_remainder(a, b);
 }
 // pow: integers by squaring with wrap-around (as PyTorch); a negative exponent
 // gives 0 except for bases 1 and -1.

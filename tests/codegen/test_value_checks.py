@@ -1,7 +1,9 @@
-"""Indirect indices out of range: eager PyTorch raises on the CPU, and so do
-tirc's C++ kernels (an IndexError after the kernel, which read 0 in the bad
-index's place instead of memory outside the buffer) and the reference
-interpreter. The Triton backend does not check (docs/design-notes.md)."""
+"""Values eager PyTorch raises on, on the CPU: indirect indices out of range
+and integer division by zero. tirc's C++ kernels raise the same after the
+kernel (which read 0 in a bad index's place instead of memory outside the
+buffer, and gave 0 for a division by zero instead of trapping), and so does
+the reference interpreter. The Triton backend does not check
+(docs/design-notes.md)."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ def test_cpp_kernel_raises_on_an_index_out_of_range(name, tmp_path):
         fn(W, bad)
     with pytest.raises(IndexError, match=f"index {value} is out of bounds for a dimension of size") as info:
         compiled(W, bad)
-    assert "test_index_checks.py:" in str(info.value), info.value
+    assert "test_value_checks.py:" in str(info.value), info.value
     # The same inputs through the reference interpreter.
     module = parse((tmp_path / "02-lower.tir").read_text(), "02-lower.tir")
     torch.testing.assert_close(lowering.interpret(module, [W, good])[0], fn(W, good))
@@ -49,3 +51,28 @@ def test_wrapped_negative_indices_still_match_eager():
     i = torch.tensor([[-17, 16], [-1, 0]])
     compiled = tirc.compile(lambda w, i: w[i] * 2, [W, i], backend="cpp")
     torch.testing.assert_close(compiled(W, i), W[i] * 2)
+
+
+def _divisions(a, b):
+    # Not trunc division: eager's traps (SIGFPE) on the minimum over -1.
+    return a // b, a % b, torch.fmod(a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8])
+def test_integer_division_matches_eager_and_raises_on_zero(dtype):
+    """Signed divisors of both signs, the minimum over -1 (which traps in C,
+    and wraps in PyTorch), then a divisor of 0 somewhere in 129 elements."""
+    low = torch.iinfo(dtype).min
+    a = torch.randint(max(low, -100), 100, (129,), dtype=dtype)
+    b = torch.randint(1, 9, (129,), dtype=dtype)
+    if low < 0:
+        b[1::2] *= -1
+        a[0], b[0] = low, -1
+    compiled = tirc.compile(_divisions, [a, b], backend="cpp")
+    for got, want in zip(compiled(a, b), _divisions(a, b)):
+        assert torch.equal(got, want), (got, want)
+    b[77] = 0
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        _divisions(a, b)
+    with pytest.raises(ZeroDivisionError, match="integer division by zero"):
+        compiled(a, b)
