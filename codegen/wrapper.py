@@ -217,7 +217,7 @@ def _checked_ops(nodes) -> str:
     for node in nodes:
         if any(op.result is not None and checked_op(op.op, op.result.type) for op in node.body):
             where = f" at {node.loc.file}:{node.loc.line}" if node.loc else ""
-            named.append(f"{dict(node.attrs).get('origin', 'an indexing op')}{where}")
+            named.append(f"{dict(node.attrs).get('origin', 'an op')}{where}")
     return ", ".join(dict.fromkeys(named))
 
 

@@ -39,7 +39,7 @@ class CompiledProgram:
     """Calls the generated code with the model's current parameters and the
     given inputs, and rebuilds the program's output structure."""
 
-    def __init__(self, call, lifted, out_spec, compiled):
+    def __init__(self, call, lifted, out_spec, compiled, arity: int):
         self._call = call
         # Detached once: they share storage with the parameters, so in-place
         # updates (an optimizer step) are seen; detaching per call cost ~0.5 us each.
@@ -50,7 +50,7 @@ class CompiledProgram:
         self._rebuild = _rebuilder(out_spec)
         self._extern_calls = compiled.code is not None and "runtime.extern_call(" in compiled.code
         self.compiled = compiled
-        self._arity = len(compiled.module.inputs) - len(self._lifted)
+        self._arity = arity  # the user's inputs, after the lifted ones
 
     @property
     def code(self) -> str:
@@ -153,4 +153,4 @@ def _compile(model_or_fn, example_inputs, backend, device, dump_after, dump_dir,
     dump = recording(opts, writer)
     compiled = compile_module(module, opts, dump, capture_text=text, repro=repro, cache=True)
     check_rerun(dump, None)
-    return CompiledProgram(compiled.load().call, lifted, spec, compiled)
+    return CompiledProgram(compiled.load().call, lifted, spec, compiled, len(example_inputs))
