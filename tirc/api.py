@@ -6,6 +6,7 @@ import contextlib
 import gc
 import inspect
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -39,11 +40,14 @@ class CompiledProgram:
     """Calls the generated code with the model's current parameters and the
     given inputs, and rebuilds the program's output structure."""
 
-    def __init__(self, call, lifted, out_spec, compiled, arity: int):
+    def __init__(self, call, lifted, out_spec, compiled, arity: int, root=None):
         self._call = call
         # Detached once: they share storage with the parameters, so in-place
         # updates (an optimizer step) are seen; detaching per call cost ~0.5 us each.
         self._lifted = [t.detach() for _, t in lifted]
+        # Where each parameter and buffer of the module `root` is held, to see
+        # one replaced (`m.weight = nn.Parameter(...)`, `m.half()`) at a call.
+        self._holders = _holders(root, lifted) if root is not None else []
         # (name, tensor) of the leading inputs: parameters, buffers, constants.
         self.lifted = list(lifted)
         self._out_spec = out_spec
@@ -51,6 +55,22 @@ class CompiledProgram:
         self._extern_calls = compiled.code is not None and "runtime.extern_call(" in compiled.code
         self.compiled = compiled
         self._arity = arity  # the user's inputs, after the lifted ones
+
+    def _rebind(self, holder: _Holder) -> None:
+        """A parameter or buffer replaced since the last call: the new tensor
+        is passed from now on (the generated code checks its layout, as any
+        input's), or a clear error when it is gone."""
+        current = getattr(holder.owner, holder.attr, None)
+        if not isinstance(current, torch.Tensor):
+            raise TypeError(
+                f"the compiled module's {self.lifted[holder.k][0]} is no longer a tensor "
+                f"({type(current).__name__}); compile it again"
+            )
+        self._lifted[holder.k] = current.detach()
+        holder.tensor = current
+        holder.table = (
+            holder.owner._parameters if holder.attr in holder.owner._parameters else holder.owner._buffers
+        )
 
     @property
     def code(self) -> str:
@@ -69,6 +89,9 @@ class CompiledProgram:
     def __call__(self, *inputs):
         if len(inputs) != self._arity:
             raise TypeError(f"the compiled program takes {self._arity} input tensor(s), got {len(inputs)}")
+        for holder in self._holders:
+            if holder.table.get(holder.attr) is not holder.tensor:
+                self._rebind(holder)
         # Autograd off around the call, as torch.no_grad() would be, without
         # the context manager's microsecond (a call of a small graph is a few).
         # Only extern (ATen) calls could record a graph: kernels write into
@@ -82,6 +105,32 @@ class CompiledProgram:
             if grad:
                 torch._C._set_grad_enabled(True)
         return self._rebuild(flat)
+
+
+@dataclass
+class _Holder:
+    """The dict (a module's `_parameters` or `_buffers`) that holds lifted
+    input `k` under `attr`, and the tensor it held when last read."""
+
+    k: int
+    owner: torch.nn.Module
+    table: dict
+    attr: str
+    tensor: torch.Tensor
+
+
+def _holders(root: torch.nn.Module, lifted) -> list[_Holder]:
+    holders = []
+    for k, (name, tensor) in enumerate(lifted):
+        path, _, attr = name.rpartition(".")
+        try:
+            owner = root.get_submodule(path) if path else root
+        except AttributeError:
+            continue
+        for table in (owner._parameters, owner._buffers):
+            if table.get(attr) is tensor:
+                holders.append(_Holder(k, owner, table, attr, tensor))
+    return holders
 
 
 def _rebuilder(spec):
@@ -153,4 +202,5 @@ def _compile(model_or_fn, example_inputs, backend, device, dump_after, dump_dir,
     dump = recording(opts, writer)
     compiled = compile_module(module, opts, dump, capture_text=text, repro=repro, cache=True)
     check_rerun(dump, None)
-    return CompiledProgram(compiled.load().call, lifted, spec, compiled, len(example_inputs))
+    root = model_or_fn if isinstance(model_or_fn, torch.nn.Module) else None
+    return CompiledProgram(compiled.load().call, lifted, spec, compiled, len(example_inputs), root)

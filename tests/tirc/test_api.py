@@ -274,3 +274,25 @@ def test_a_call_with_the_wrong_number_of_inputs_is_refused():
         compiled(torch.randn(5, 37), torch.randn(5, 37))
     with pytest.raises(TypeError, match=re.escape("takes 1 input tensor(s), got 0")):
         compiled()
+
+
+def test_replaced_parameters_are_seen_at_the_next_call():
+    """In-place updates share storage; a parameter replaced by another tensor
+    is read again (a new layout is refused as any input's, a removed one is
+    a clear error)."""
+    model = torch.nn.Sequential(torch.nn.Linear(37, 5), torch.nn.ReLU(), torch.nn.Linear(5, 3)).eval()
+    x = torch.randn(4, 37)
+    compiled = tirc.compile(model, [x])
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x))
+        model[0].weight = torch.nn.Parameter(torch.randn(5, 37))
+        torch.testing.assert_close(compiled(x), model(x))
+        model[2].bias.add_(1)
+        torch.testing.assert_close(compiled(x), model(x))
+        model[2].weight = torch.nn.Parameter(torch.randn(5, 3).t())
+        with pytest.raises(ValueError, match=re.escape("expected strides [5, 1], got [1, 3]")):
+            compiled(x)
+        model[2].weight = torch.nn.Parameter(torch.randn(3, 5))
+        model[2].bias = None
+        with pytest.raises(TypeError, match=re.escape("module's 2.bias is no longer a tensor (NoneType)")):
+            compiled(x)
