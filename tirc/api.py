@@ -90,7 +90,10 @@ class CompiledProgram:
         if len(inputs) != self._arity:
             raise TypeError(f"the compiled program takes {self._arity} input tensor(s), got {len(inputs)}")
         for holder in self._holders:
-            if holder.table.get(holder.attr) is not holder.tensor:
+            held = holder.table.get(holder.attr)
+            # Another tensor, or the same parameter given new data (`.data =`,
+            # as `m.half()` and `m.to()` do).
+            if held is not holder.tensor or held.data_ptr() != self._lifted[holder.k].data_ptr():
                 self._rebind(holder)
         # Autograd off around the call, as torch.no_grad() would be, without
         # the context manager's microsecond (a call of a small graph is a few).

@@ -289,6 +289,8 @@ def test_replaced_parameters_are_seen_at_the_next_call():
         torch.testing.assert_close(compiled(x), model(x))
         model[2].bias.add_(1)
         torch.testing.assert_close(compiled(x), model(x))
+        model[2].bias.data = torch.randn(3)  # the same parameter, new storage
+        torch.testing.assert_close(compiled(x), model(x))
         model[2].weight = torch.nn.Parameter(torch.randn(5, 3).t())
         with pytest.raises(ValueError, match=re.escape("expected strides [5, 1], got [1, 3]")):
             compiled(x)
