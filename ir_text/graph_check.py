@@ -4,7 +4,12 @@ and its declared result types are the ones ATen infers (run on fake tensors)."""
 from __future__ import annotations
 
 import torch
-from torch._subclasses.fake_tensor import FakeTensorMode, UnsupportedOperatorException
+from torch._subclasses.fake_tensor import (
+    DataDependentOutputException,
+    DynamicOutputShapeException,
+    FakeTensorMode,
+    UnsupportedOperatorException,
+)
 
 from .dtypes import TORCH_DTYPES, from_torch
 from .errors import error_at
@@ -83,6 +88,15 @@ def flat_tensors(result) -> list:
     return []
 
 
+# What fake tensors raise for an op they cannot give result shapes for.
+_NO_SHAPES = (
+    NotImplementedError,
+    UnsupportedOperatorException,
+    DataDependentOutputException,
+    DynamicOutputShapeException,
+)
+
+
 class Shapes(dict):
     """Tensors without data (shape, strides, dtype, device) for IR values,
     keyed by value id, and ATen calls on them.
@@ -151,8 +165,9 @@ def check_call(op, shapes: Shapes) -> None:
     _check_arity(op, overload)
     try:
         result = shapes.call(overload, op.args, op.kwargs)
-    except (NotImplementedError, UnsupportedOperatorException):
-        # No meta kernel for this op: trust the declared types.
+    except _NO_SHAPES:
+        # No meta kernel for this op, or its result shapes depend on the
+        # values (CPU lstsq, ctc_loss): trust the declared types.
         _bind_declared(op, shapes)
         return
     except Exception as err:  # ATen's own message says what is wrong

@@ -245,6 +245,21 @@ CASES = {
         ],
         False,
     ),
+    # Fake tensors give no result shapes for these on the CPU (they depend on
+    # the values): the captured types are trusted.
+    "fallback_lstsq_and_ctc_loss": (
+        lambda a, b, lp, t: (
+            torch.linalg.lstsq(a, b).solution * 2,
+            F.ctc_loss(lp, t, torch.tensor([7, 7]), torch.tensor([3, 2])),
+        ),
+        lambda: [
+            torch.randn(6, 4),
+            torch.randn(6, 2),
+            torch.randn(7, 2, 5).log_softmax(-1),
+            torch.randint(1, 5, (2, 3)),
+        ],
+        False,
+    ),
     "fallback_sort_topk": (
         lambda x: (torch.sort(x, 1)[0] * 2, torch.topk(x, 3)[1]),
         lambda: [torch.randn(4, 9)],
