@@ -427,7 +427,7 @@ def _tracing_error(err: Exception, source: str, source_path: str | None) -> Tirc
 
 def _traceback_loc(tb, source: str, source_path: str | None) -> Loc | None:
     frames = [(f.filename, f.lineno) for f in traceback.extract_tb(tb) if f.lineno is not None]
-    return _source_locator(source, source_path)(frames)
+    return _in_source(frames, source, os.path.realpath(source_path) if source_path else None)
 
 
 def _first_line(err: Exception) -> str:
@@ -472,21 +472,21 @@ def _frames(node) -> list[tuple[str, int]]:
 
 
 def _source_locator(source: str, source_path: str | None):
-    """Locations in the traced program's own file (by path, else by name), of
-    a node (from its stack trace) or of a list of (file, line) frames."""
+    """Locations of nodes (from their stack traces) in the traced program's own file."""
     want = os.path.realpath(source_path) if source_path else None
+    return lambda node: _in_source(_frames(node), source, want)
 
-    def locate(node_or_frames) -> Loc | None:
-        frames = node_or_frames if isinstance(node_or_frames, list) else _frames(node_or_frames)
-        for filename, line in reversed(frames):
-            if want and os.path.realpath(filename) == want:
-                return Loc(source, line)
-        for filename, line in reversed(frames):
-            if os.path.basename(filename) == source:
-                return Loc(source, line)
-        return None
 
-    return locate
+def _in_source(frames, source: str, want: str | None) -> Loc | None:
+    """The innermost of (file, line) `frames` in the program's own file (by
+    its real path `want`, else by name)."""
+    for filename, line in reversed(frames):
+        if want and os.path.realpath(filename) == want:
+            return Loc(source, line)
+    for filename, line in reversed(frames):
+        if os.path.basename(filename) == source:
+            return Loc(source, line)
+    return None
 
 
 def _exported_loc(node) -> Loc | None:
