@@ -222,7 +222,14 @@ class _Body:
         # The epilogue runs over the output elements only.
         self.shape = self.outer
         rank = len(self.outer)
-        self.grid = {k: v.reshape(v.shape[:rank]) for k, v in self.grid.items() if k.startswith("i")}
+        # Loop and indirect index variables that do not vary along the
+        # reduction stay; one that does (a gather inside the reduction) is
+        # out of the epilogue's scope.
+        self.grid = {
+            k: v.reshape(v.shape[:rank])
+            for k, v in self.grid.items()
+            if k.startswith("i") and all(s == 1 for s in v.shape[rank:])
+        }
         return out
 
 

@@ -51,6 +51,19 @@ PROGRAMS = {
         lambda: [torch.randn((), dtype=torch.float64), torch.randn(5, 3, dtype=torch.float64)],
     ),
     "half_gelu": (lambda: (lambda x: F.gelu(x) * 2), lambda: [torch.randn(37).half()]),
+    # Indirect indices that vary along a fused reduction (a roll, a gather),
+    # and one per row kept for the epilogue (cross-entropy's target).
+    "gathers_inside_reductions": (
+        lambda: (
+            lambda x, i: (
+                torch.roll(x, 1, 1).sum(0),
+                x[i].amax(0),
+                x.index_select(0, i).sum(),
+                F.cross_entropy(x, i[:37] % 5),
+            )
+        ),
+        lambda: [torch.randn(37, 5), torch.randint(0, 37, (41,))],
+    ),
 }
 
 
@@ -65,14 +78,14 @@ def _inputs_by_name(module, program, inputs):
     return out
 
 
-@pytest.mark.parametrize("stage", ["capture", "lower"])
+@pytest.mark.parametrize("stage", ["capture", "lower", "fusion"])
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_interpreter_matches_eager(name, stage, tmp_path):
     make_program, make_inputs = PROGRAMS[name]
     torch.manual_seed(0)
     program = make_program()
     tirc.compile(program, make_inputs(), dump_after=stage, dump_dir=tmp_path)
-    number = {"capture": "01", "lower": "02"}[stage]
+    number = {"capture": "01", "lower": "02", "fusion": "04"}[stage]
     path = tmp_path / f"{number}-{stage}.tir"
     module = parse(path.read_text(), path.name)
     assert module.stage == stage
