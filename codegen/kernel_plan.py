@@ -199,31 +199,63 @@ def module_plans(module: Module) -> list[tuple[object, KernelPlan]]:
     user_map = users(module)
     externs = extern_kernels(module)
     shared = in_place_pairs(module)
+    functions = _function_names(module, ids)
     return [
-        (k, plan_kernel(module, k, names, ids, user_map, shared.get(k.name.name, frozenset())))
+        (k, plan_kernel(module, k, names, ids, user_map, shared.get(k.name.name, frozenset()), functions))
         for k in module.kernels
         if k.name.name not in externs
     ]
 
 
+def _function_names(module: Module, ids: dict[int, str]) -> dict[str, str]:
+    """A C and Python function name for each kernel. A kernel name is any IR
+    symbol (`@main`, `@exp`, `@k.0`, `@call`), and C functions share one
+    namespace with libm and the prelude: the names the fusion pass gives,
+    `@k0`, stay as they are, any other gets a `k_` prefix (and a number when
+    a value or another kernel has it already). The prefix also keeps them
+    apart from a kernel's derived names (its nests `k0_1`, a split `k0_split`)."""
+    used = set(ids.values())
+    out = {}
+    for kernel in module.kernels:
+        symbol = kernel.name.name
+        name = symbol if _FUSION_NAME.fullmatch(symbol) and symbol not in used else "k_" + identifier(symbol)
+        base, k = name, 1
+        while name in used:
+            name, k = f"{base}_{k}", k + 1
+        used.add(name)
+        out[symbol] = name
+    return out
+
+
+_FUSION_NAME = re.compile(r"k[0-9]+")
+
+
 def plan_kernel(
-    module: Module, kernel, names: dict[int, str], ids: dict[int, str], user_map, in_place=frozenset()
+    module: Module,
+    kernel,
+    names: dict[int, str],
+    ids: dict[int, str],
+    user_map,
+    in_place: frozenset,
+    functions: dict[str, str],
 ) -> KernelPlan:
     """The statements of a kernel; `in_place` holds the ids of buffers that
-    share storage (an input and the output written over it)."""
+    share storage (an input and the output written over it); `functions`
+    names the kernels' functions."""
     aliased = frozenset(ids[key] for key in in_place)
+    name = functions[kernel.name.name]
     nests = kernel.loop_nests()
     if len(nests) == 1:
-        plan = _plan_nest(module, kernel, kernel.name.name, None, user_map, names, ids, aliased)
+        plan = _plan_nest(module, kernel, name, None, user_map, names, ids, aliased)
         pinned = dict(kernel.attrs).get("triton_config")
         return plan if pinned is None else replace(plan, launch=tuple(pinned))
     plans = tuple(
-        _plan_nest(module, kernel, f"{kernel.name.name}_{j}", nest, user_map, names, ids, aliased)
+        _plan_nest(module, kernel, f"{name}_{j}", nest, user_map, names, ids, aliased)
         for j, nest in enumerate(nests)
     )
     io = kernel_io(module, kernel, user_map)
     nodes = tuple(names[id(v)] for v in kernel.nodes)
-    return KernelPlan(kernel.name.name, (), (), _params(io, ids), len(io.inputs), (), nodes, aliased, plans)
+    return KernelPlan(name, (), (), _params(io, ids), len(io.inputs), (), nodes, aliased, plans)
 
 
 def _params(io, ids) -> tuple[tuple[str, str], ...]:

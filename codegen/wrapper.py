@@ -60,7 +60,8 @@ def generate(
     if miscompile is not None:
         module = miscompiled(module, *miscompile)
     ids = identifiers(value_names(module))
-    plans = [plan for _, plan in module_plans(module)]
+    pairs = module_plans(module)
+    plans = [plan for _, plan in pairs]
     lines = _laid_out(_header(module, backend, device))
     if backend == "cpp":
         source = cpp.render_source(plans)
@@ -75,7 +76,8 @@ def generate(
         kernels = _triton_kernels(plans)
         # black's blank lines after the imports: two before a definition, one before a statement
         lines += ["", kernels] if kernels.startswith(("@", "def ")) else [kernels]
-    lines += ["", ""] + _laid_out(_call(module, plans, ids, backend, device))
+    by_kernel = {kernel.name.name: plan for kernel, plan in pairs}
+    lines += ["", ""] + _laid_out(_call(module, by_kernel, ids, backend, device))
     lines += ["", ""] + _laid_out(_benchmark(module, ids))
     return "\n".join(lines) + "\n"
 
@@ -93,7 +95,7 @@ def _triton_kernels(plans) -> str:
     return black.format_str(text, mode=black.Mode()).rstrip("\n")
 
 
-def _call(module: Module, plans, ids, backend: str, device: str) -> list[str]:
+def _call(module: Module, plans_by_name: dict, ids, backend: str, device: str) -> list[str]:
     params = [ids[id(i.value)] for i in module.inputs]
     body = ["def call(args):", '    """Run the compiled program on `args` (a list of input tensors)."""']
     if len(params) == 1:
@@ -112,7 +114,6 @@ def _call(module: Module, plans, ids, backend: str, device: str) -> list[str]:
         names = ", ".join(py_string(p) for p in params)
         writes = ", ".join(py_string(p) for p in updated) + ("," if len(updated) == 1 else "")
         body.append(f"    runtime.assert_unaliased(({', '.join(params)}), ({names}), ({writes}))")
-    plans_by_name = {p.name: p for p in plans}
     kernels = {k.name.name: k for k in module.kernels}
     by_id = {id(n.result): n for n in module.nodes}
     deferred: list[str] = []  # buffers written in place by the next launch: deleted after it

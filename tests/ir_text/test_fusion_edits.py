@@ -92,6 +92,20 @@ def test_split_with_renamed_kernels(dumps):
     _assert_matches_interpreter(module, compiled)
 
 
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+@pytest.mark.parametrize("names", [("main", "exp"), ("call", "x"), ("k.0", "k0_0"), ("k1", "k0")])
+def test_kernels_may_have_any_symbol_as_name(dumps, names, backend):
+    """Kernel names become C and Python function names: a C or libm name
+    (`main`, `exp`), a wrapper or value name (`call`, `x`), a name that is no
+    identifier or that looks like another kernel's nest (`k0_0`) all run."""
+    text = replace_once(
+        dumps["chain"]["fusion"], FUSED, _split(["%buf0", "%buf1"], ["%buf2", "%buf3"], names)
+    )
+    module, compiled, seen = _refeed(text, backend=backend)
+    assert [k.name.name for k in compiled.module.kernels] == list(names)
+    _assert_matches_interpreter(module, compiled)
+
+
 def test_split_refeed_is_stable(dumps):
     """Re-feeding the memplan dump of an edited plan reproduces the same code."""
     text = replace_once(dumps["chain"]["fusion"], FUSED, _split(["%buf0", "%buf1"], ["%buf2", "%buf3"]))
