@@ -184,6 +184,8 @@ class _Builder(Transformer):
         device = device.name if isinstance(device, Device) else device
         if not isinstance(device, str) or not isinstance(attrs["seed"], int):
             raise _fail(token, f'input {token}: device must be device("...") and seed an integer')
+        if not -(2**63) <= attrs["seed"] < 2**64:  # what torch.Generator.manual_seed takes
+            raise _fail(token, f"input {token}: seed {attrs['seed']} is outside [-2**63, 2**64)")
         extra = sorted(set(attrs) - {"device", "seed", "strides", "sha256"})
         if extra:
             raise _fail(token, f"input {token}: unknown attribute '{extra[0]}'")

@@ -81,6 +81,13 @@ CASES = {
         lambda t: 1,
         ("unknown stage 'optimize'",),
     ),
+    "seed_out_of_range": Case(
+        "chain",
+        "fusion",
+        lambda t: replace_once(t, "seed = 0,", "seed = 99999999999999999999,"),
+        at("input %x"),
+        ("seed 99999999999999999999 is outside [-2**63, 2**64)",),
+    ),
     "unknown_dtype": Case(
         "chain",
         "capture",
