@@ -46,6 +46,8 @@ def _pow(a, b):
         b_int = tl.floor(b) == b
         neg = tl.where(b_int, tl.where(b_odd, -mag, mag), float("nan"))
         zero = tl.where(b == 0, 1.0, tl.where(b > 0, 0.0, float("inf")))
+        # -0.0 to an odd integer power keeps its sign (1 / -0.0 is -inf).
+        zero = tl.where(b_int & b_odd & (1.0 / a < 0), -zero, zero)
         out = tl.where(a > 0, mag, tl.where(a == 0, zero, neg))
         acc = tl.where(b == 0, 1.0, out)
     else:

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import ir_text
+import tirc
 from codegen import load_output_code
 from ir_text import BODY_OPS, TircError, parse, verify
 from lowering import interpret
@@ -205,3 +206,14 @@ def test_every_body_op_is_exercised():
     structural = {"load", "store", "index", "indirect", "reduce", "scan"}
     covered = {op for d in DTYPES for _, op, _ in defined_cases(d)} | structural
     assert covered == set(BODY_OPS), sorted(set(BODY_OPS) - covered)
+
+
+@pytest.mark.parametrize("backend", ("cpp", "triton"))
+def test_pow_of_signed_zeros_keeps_the_sign_for_odd_powers(backend):
+    """pow(-0.0, odd n) is -0.0 (n > 0) or -inf (n < 0), as in eager; even
+    powers and +0.0 give +0.0 and +inf."""
+    x = torch.tensor([-0.0, 0.0, -0.0, 0.0, -0.0, -0.0, 0.0, -2.0])
+    e = torch.tensor([-1.0, -1.0, 3.0, 3.0, 2.0, -2.0, -2.0, 3.0])
+    compiled = tirc.compile(torch.pow, [x, e], backend=backend)
+    got, want = compiled(x, e), torch.pow(x, e)
+    assert torch.equal(got, want) and torch.equal(torch.signbit(got), torch.signbit(want)), (got, want)
