@@ -7,6 +7,8 @@ fake input is replaced by a seeded random tensor of its shape, strides and
 dtype (tracing does not depend on the values). tirc compiles static shapes:
 a graph with symbolic sizes (Dynamo's automatic dynamic shapes, after a call
 with new sizes) is compiled at its first call for each set of concrete sizes.
+A Python float that changed between calls reaches the graph as a 0-d tensor
+that the graph reads (`.item()`): such a graph is compiled once per value.
 """
 
 from __future__ import annotations
@@ -19,15 +21,35 @@ from codegen import random_input
 def tirc_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
     options = dict(kwargs.get("options") or {})
     backend = options.pop("backend", "cpp")
-    if all(_is_static(x) for x in example_inputs):
+    read = _read_inputs(gm)
+    if all(_is_static(x) for x in example_inputs) and not read:
         return _compile(gm, [_real(x, k) for k, x in enumerate(example_inputs)], backend, options)
-    return _PerShape(gm, backend, options)
+    return _PerShape(gm, backend, options, read)
+
+
+# How a graph reads a tensor's value as a Python number.
+_READS = {("call_method", "item"), ("call_function", torch.ops.aten._local_scalar_dense.default)}
+
+
+def _read_inputs(gm: torch.fx.GraphModule) -> frozenset[int]:
+    """The positions of the inputs whose value the graph reads (`.item()`):
+    a Python float that changed between calls, which Dynamo then passes as a
+    0-d tensor. tirc compiles such a graph once per value (it is a constant
+    of the compiled program), where Inductor would pass it to its kernels."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    return frozenset(
+        k for k, node in enumerate(placeholders) if any((u.op, u.target) in _READS for u in node.users)
+    )
 
 
 def _compile(fn, inputs, backend: str, options: dict):
     from .api import compile as tirc_compile
 
-    return tirc_compile(fn, inputs, backend=backend, options=options, source="dynamo_graph")
+    # Outside Dynamo's tracing context: make_fx would otherwise trace with
+    # Dynamo's fake mode and its symbolic shapes (sym_size nodes for a static
+    # graph that refunctionalizes an in-place op on a view).
+    with torch._guards.tracing(None):
+        return tirc_compile(fn, inputs, backend=backend, options=options, source="dynamo_graph")
 
 
 def _is_static(x) -> bool:
@@ -44,27 +66,33 @@ def _real(x: torch.Tensor, seed: int) -> torch.Tensor:
 
 
 class _PerShape:
-    """A graph with symbolic sizes: compiled at call time, once per set of
-    concrete sizes, strides and dtypes (and values of its integer inputs)."""
+    """A graph with symbolic sizes, or one that reads inputs' values
+    (`read`): compiled at call time, once per set of concrete sizes, strides
+    and dtypes, values of its integer inputs and values it reads."""
 
-    def __init__(self, gm: torch.fx.GraphModule, backend: str, options: dict):
+    def __init__(self, gm: torch.fx.GraphModule, backend: str, options: dict, read=frozenset()):
         self.gm = gm
         self.backend = backend
         self.options = options
+        self.read = read
         self.compiled: dict = {}
+
+    def _traced(self, k: int, a) -> bool:
+        return isinstance(a, torch.Tensor) and k not in self.read
 
     def __call__(self, *args):
         key = tuple(
-            (tuple(a.shape), a.stride(), a.dtype, a.device) if isinstance(a, torch.Tensor) else a
-            for a in args
+            (tuple(a.shape), a.stride(), a.dtype, a.device) if self._traced(k, a) else _value(a)
+            for k, a in enumerate(args)
         )
         if key not in self.compiled:
             self.compiled[key] = self._compile(args)
-        return self.compiled[key](*[a for a in args if isinstance(a, torch.Tensor)])
+        return self.compiled[key](*[a for k, a in enumerate(args) if self._traced(k, a)])
 
     def _compile(self, args):
-        tensors = [k for k, a in enumerate(args) if isinstance(a, torch.Tensor)]
-        fixed = [None if isinstance(a, torch.Tensor) else a for a in args]
+        tensors = [k for k, a in enumerate(args) if self._traced(k, a)]
+        # Read inputs are held as they are (real tensors the trace reads).
+        fixed = [None if self._traced(k, a) else a for k, a in enumerate(args)]
 
         def specialised(*inputs):
             full = list(fixed)
@@ -73,3 +101,9 @@ class _PerShape:
             return self.gm(*full)
 
         return _compile(specialised, [args[k] for k in tensors], self.backend, self.options)
+
+
+def _value(a):
+    """A key for an input compiled as a constant: a number, or a tensor's
+    dtype and value (`.item()` of a 0-d tensor)."""
+    return (a.dtype, a.item()) if isinstance(a, torch.Tensor) else a

@@ -177,6 +177,31 @@ def test_torch_compile_function():
     torch._dynamo.reset()
 
 
+def test_torch_compile_with_a_changing_float_and_an_update_of_a_view():
+    """A Python float that changes between calls reaches the graph as a 0-d
+    tensor read by `.item()` (compiled once per value); an in-place op on a
+    view of an input traces without Dynamo's symbolic shapes."""
+
+    def scaled(x, a):
+        return x * a + a
+
+    def update_column(x):
+        x[:, 0].mul_(2)
+        return x.sum(1)
+
+    torch._dynamo.reset()
+    scaled_c, update_c = torch.compile(scaled, backend="tirc"), torch.compile(update_column, backend="tirc")
+    x = torch.randn(5, 37)
+    for a in (2.0, 3.0, 2.0, -0.5):
+        torch.testing.assert_close(scaled_c(x, a), scaled(x, a))
+    for shape in ((3, 37), (5, 37)):
+        x = torch.randn(shape)
+        mine, theirs = x.clone(), x.clone()
+        torch.testing.assert_close(update_c(mine), update_column(theirs))
+        torch.testing.assert_close(mine, theirs)
+    torch._dynamo.reset()
+
+
 def test_tirc_is_a_registered_dynamo_backend():
     assert "tirc" in torch._dynamo.list_backends()
 
