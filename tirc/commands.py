@@ -212,8 +212,9 @@ def _reference(module, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
             for inp in module.inputs
         ):
             message += (
-                "; its integer inputs are random values from the header's seeds (-8 to 8), which may not"
-                " be valid indices: `tirc compile --save-inputs` saves the real ones for replay"
+                "; its integer inputs are random values from the header's seeds (-8 to 8), which the"
+                " program may not accept (as indices, or as divisors after arithmetic): `tirc compile"
+                " --save-inputs` saves the real ones for replay"
             )
         raise TircError(message) from None
 
