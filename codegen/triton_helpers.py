@@ -46,8 +46,16 @@ def _pow(a, b):
         b_int = tl.floor(b) == b
         neg = tl.where(b_int, tl.where(b_odd, -mag, mag), float("nan"))
         zero = tl.where(b == 0, 1.0, tl.where(b > 0, 0.0, float("inf")))
-        # -0.0 to an odd integer power keeps its sign (1 / -0.0 is -inf).
-        zero = tl.where(b_int & b_odd & (1.0 / a < 0), -zero, zero)
+        # -0.0 to an odd integer power keeps its sign. In bits: the GPU
+        # compiler may treat the sign of a zero as insignificant (a select
+        # of -0.0 and 0.0 folded to 0.0), not an integer's bit.
+        if a.dtype == tl.float64:
+            bits = tl.int64
+        else:
+            bits = tl.int32
+        sign = a.to(bits, bitcast=True) < 0
+        flip = tl.where(b_int & b_odd & sign, 1, 0).to(bits) << (a.dtype.primitive_bitwidth - 1)
+        zero = (zero.to(a.dtype).to(bits, bitcast=True) ^ flip).to(a.dtype, bitcast=True)
         out = tl.where(a > 0, mag, tl.where(a == 0, zero, neg))
         acc = tl.where(b == 0, 1.0, out)
     else:
