@@ -269,9 +269,17 @@ def lower(module: Module, ctx=None) -> Module:
         made_by.update({id(r): op for r in op.results})
     state.op = None
 
+    # Storage an eager copy must not share: the inputs', and a buffer that
+    # more than one output (or update) would otherwise return.
+    returned_buffers = [
+        id(state.env[id(v)].buffer) for v in (*module.outputs, *(v for _, v in module.updates))
+    ]
+    shared = {id(i.value) for i in module.inputs}
+    shared |= {b for b in returned_buffers if returned_buffers.count(b) > 1}
+
     def returned(v, update=False):
         copy = not update and _copied_in_eager(v, made_by)
-        return _output_buffer(state, state.env[id(v)], made_by.get(id(v)), copy)
+        return _output_buffer(state, state.env[id(v)], made_by.get(id(v)), copy, shared)
 
     outputs = tuple(returned(v) for v in module.outputs)
     updates = tuple((target, returned(value, update=True)) for target, value in module.updates)
@@ -298,16 +306,15 @@ def _copied_in_eager(v: Value, made_by: dict) -> bool:
     return False
 
 
-def _output_buffer(state: Lowering, t: LTensor, op: GraphOp | None, copy: bool) -> Value:
+def _output_buffer(state: Lowering, t: LTensor, op: GraphOp | None, copy: bool, shared: set) -> Value:
     """An output is a buffer (an input returned as is stays itself, as in
     eager); a strided view of one is returned as an `aten.as_strided` view,
     any other view is copied, by a clone located at the op that made it.
     A `copy` (eager copied: `x.clone()`, `x.t().contiguous()`) is returned
-    in a contiguous buffer of its own when lowering made it an input or a
-    view, so that it neither shares the caller's storage nor keeps a view's
-    strides."""
-    inputs = {id(i.value) for i in state.module.inputs}
-    if t.is_buffer and not (copy and id(t.buffer) in inputs):
+    in a contiguous buffer of its own when lowering made it a view or a
+    buffer in `shared` (an input, one another output returns), so that it
+    neither shares storage nor keeps a view's strides."""
+    if t.is_buffer and not (copy and id(t.buffer) in shared):
         return t.buffer
     state.op = GraphOp((), "aten.clone.default", (), (), op.loc if op is not None else None)
     view = None if copy else state.strided_view(t)

@@ -323,7 +323,8 @@ def _copies_and_views(x, b):
     old = b.clone()
     b.add_(1)
     x.mul_(2)
-    return y, t, e, x[1:], x.t(), old, b.flip(0)
+    s = x.sin()
+    return y, t, e, x[1:], x.t(), old, b.flip(0), s.clone(), s
 
 
 @pytest.mark.parametrize("backend", ["cpp", "triton"])
@@ -339,9 +340,10 @@ def test_copies_of_inputs_are_returned_in_storage_of_their_own(backend):
     mismatch = compare_outputs(list(got), list(want))
     assert mismatch is None, mismatch.message
     assert torch.equal(mine[0], theirs[0]) and torch.equal(mine[1], theirs[1])
-    for k in (0, 1, 2, 5, 6):  # eager's copies: contiguous, storage of their own
+    for k in (0, 1, 2, 5, 6, 7):  # eager's copies: contiguous, storage of their own
         assert got[k].is_contiguous(), (k, got[k].stride())
-        assert all(got[k].untyped_storage().data_ptr() != t.untyped_storage().data_ptr() for t in mine), k
+        others = [*mine, *(o for j, o in enumerate(got) if j != k)]
+        assert all(got[k].untyped_storage().data_ptr() != t.untyped_storage().data_ptr() for t in others), k
 
 
 def test_an_updated_input_that_overlaps_another_is_refused():
