@@ -61,6 +61,10 @@ class _Merges:
         limit = self.options.fusion_bisect_limit
         return limit >= 0 and self.fusions >= limit
 
+    def group(self, k: int) -> list[int]:
+        """The nodes of node `k`'s kernel so far."""
+        return [m for nest in self.members[self.owner[k]] for m in nest]
+
     def merge(self, a: int, b: int, nests: list[list[int]]) -> None:
         for nest in nests:
             for k in nest:
@@ -90,7 +94,9 @@ def plan_groups(module: Module, options) -> tuple[list[list[list[int]]], dict[tu
             if merges.spent():
                 refused[(p, c)] = limit
                 continue
-            reason = refusal_reason(graph, merges.members[a][0], merges.members[b][0], options, names)
+            reason = refusal_reason(
+                graph, merges.members[a][0], merges.members[b][0], options, names, merges.group
+            )
             if reason is not None:
                 refused[(p, c)] = reason
                 continue
@@ -108,7 +114,7 @@ def plan_groups(module: Module, options) -> tuple[list[list[list[int]]], dict[tu
             size = sum(len(nest) for nest in nests or ())
             if nests is None or size > options.max_fusion_size:
                 continue
-            if nests_reason(graph, nests, options, names) is None:
+            if nests_reason(graph, nests, options, names, merges.group) is None:
                 merges.merge(a, b, nests)
                 changed = True
         if not changed:

@@ -30,28 +30,38 @@ class Graph:
             for p in preds:
                 self.succs[p].add(k)
 
-    def reachable_from(self, starts: set[int]) -> set[int]:
+    def reachable_from(self, starts, group=None, edges=None) -> set[int]:
+        """The nodes after `starts` (before them, with `edges=self.preds`);
+        with `group` (node -> the nodes of its kernel so far), a kernel
+        reached is reached whole, as it runs as one."""
+        edges = self.succs if edges is None else edges
         seen, stack = set(), list(starts)
         while stack:
             k = stack.pop()
-            for s in self.succs[k]:
-                if s not in seen:
-                    seen.add(s)
-                    stack.append(s)
+            for s in edges[k]:
+                if s in seen:
+                    continue
+                for t in group(s) if group else (s,):
+                    if t not in seen:
+                        seen.add(t)
+                        stack.append(t)
         return seen
 
 
-def refusal_reason(graph: Graph, group_a: list[int], group_b: list[int], options, names) -> str | None:
-    """Why the groups may not be fused (None when they may)."""
+def refusal_reason(
+    graph: Graph, group_a: list[int], group_b: list[int], options, names, group=None
+) -> str | None:
+    """Why the groups may not be fused (None when they may); `group` maps a
+    node to the nodes of its kernel so far (for the cycle rule)."""
     if not options.fusion:
         return "[fusion-disabled] option fusion=false"
     size = len(group_a) + len(group_b)
     if size > options.max_fusion_size:
         return f"[max-fusion-size] the kernel would hold {size} nodes, more than max_fusion_size={options.max_fusion_size}"
-    return kernel_reason(graph, sorted(group_a + group_b), names)
+    return kernel_reason(graph, sorted(group_a + group_b), names, group)
 
 
-def kernel_reason(graph: Graph, members: list[int], names) -> str | None:
+def kernel_reason(graph: Graph, members: list[int], names, group=None) -> str | None:
     """Why the nodes `members` (program order) may not share one kernel: the
     same rules for the fusion pass and for a plan edited in a dump."""
     if len(members) < 2:
@@ -63,10 +73,10 @@ def kernel_reason(graph: Graph, members: list[int], names) -> str | None:
         kernel_space([graph.nodes[k] for k in members], names)
     except Refused as refusal:
         return str(refusal)
-    return cycle_reason(graph, members, [], names)
+    return cycle_reason(graph, members, names, group)
 
 
-def nests_reason(graph: Graph, nests: list[list[int]], options, names) -> str | None:
+def nests_reason(graph: Graph, nests: list[list[int]], options, names, group=None) -> str | None:
     """Why loop nests (each a list of members that shares one iteration
     space) may not run one after the other in one kernel. As Inductor's C++
     backend, which puts loop nests of compatible sizes in one function (one
@@ -93,7 +103,7 @@ def nests_reason(graph: Graph, nests: list[list[int]], options, names) -> str | 
                 if nest_of.get(p, -1) > j:
                     who, whom = names[id(graph.nodes[k].result)], names[id(graph.nodes[p].result)]
                     return f"[nest-order] {who} reads {whom}, which a later nest of the kernel computes"
-    return cycle_reason(graph, members, [], names)
+    return cycle_reason(graph, members, names, group)
 
 
 def _loops(nodes) -> tuple[tuple[int, int], int]:
@@ -128,12 +138,15 @@ def kind_reason(graph: Graph, members, names, scans_alone: bool = True) -> str |
     return None
 
 
-def cycle_reason(graph: Graph, group_a, group_b, names) -> str | None:
-    """Fusing creates a cycle when a node outside the groups lies on a path
-    that leaves them and comes back (Inductor's will_fusion_create_cycle)."""
-    members = set(group_a) | set(group_b)
-    outside = sorted(k for k in graph.reachable_from(members) if k not in members)
-    for k in outside:
-        if graph.reachable_from({k}) & members:
-            return f"[cycle] fusing would create a cycle through {names[id(graph.nodes[k].result)]}"
+def cycle_reason(graph: Graph, members, names, group=None) -> str | None:
+    """Fusing creates a cycle when a node outside the kernel lies on a path
+    that leaves it and comes back (Inductor's will_fusion_create_cycle). With
+    `group`, paths run through the other kernels formed so far as wholes: a
+    path into one of them continues from any of its nodes."""
+    members = set(members)
+    after = graph.reachable_from(members, group) - members
+    before = graph.reachable_from(members, group, graph.preds) - members
+    through = sorted(after & before)
+    if through:
+        return f"[cycle] fusing would create a cycle through {names[id(graph.nodes[through[0]].result)]}"
     return None
