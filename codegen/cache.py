@@ -212,6 +212,13 @@ def build_shared_object(source: str) -> Path:
     return target
 
 
+def discard(target: Path) -> None:
+    """Remove a cached object that does not load, under the build's lock (so
+    that an object another process is placing is not removed)."""
+    with FileLock(str(target.with_suffix(".lock"))):
+        target.unlink(missing_ok=True)
+
+
 # Where a source may be cut into translation units: the line cpp.py puts
 # before each kernel. Each unit is the text before the first break (the
 # prelude) and a run of kernels; the whole source, a comment at each break,

@@ -11,10 +11,17 @@ import torch
 
 
 def cpp_library(source: str):
-    """Compile (or fetch from the cache) and load the kernels in `source`."""
-    from .cache import build_shared_object
+    """Compile (or fetch from the cache) and load the kernels in `source`. A
+    cached object that does not load (damaged outside tirc: a full disk, a
+    partial copy) is discarded and built again, once."""
+    from .cache import build_shared_object, discard
 
-    return ctypes.CDLL(str(build_shared_object(source)))
+    path = build_shared_object(source)
+    try:
+        return ctypes.CDLL(str(path))
+    except OSError:
+        discard(path)
+        return ctypes.CDLL(str(build_shared_object(source)))
 
 
 def cpp_kernel(library, name: str, arity: int):
@@ -57,9 +64,12 @@ def use_triton_interpreter(device: str) -> None:
     os.environ["TRITON_INTERPRET"] = "1"
 
 
-def assert_input(x, shape, strides, dtype, name: str) -> None:
+def assert_input(x, shape, strides, dtype, name: str, device: str) -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"input {name}: expected a tensor, got {type(x).__name__}")
+    # A kernel given memory of another device (or none: meta) would crash.
+    if x.device.type != device:
+        raise ValueError(f"input {name}: expected a tensor on {device}, got one on {x.device}")
     # torch.Size and stride() are tuples: compared as they are (no copies;
     # this runs on every call).
     if x.shape != shape or x.dtype != dtype:

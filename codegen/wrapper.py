@@ -106,7 +106,7 @@ def _call(module: Module, plans_by_name: dict, ids, backend: str, device: str) -
         t = inp.value.type
         body.append(
             f"    runtime.assert_input({name}, {tuple(t.shape)}, {tuple(t.strides)}, "
-            f'{_torch_dtype(t.dtype)}, "{name}")'
+            f'{_torch_dtype(t.dtype)}, "{name}", "{device}")'
         )
     if module.updates and len(params) > 1:
         position = {id(i.value): name for i, name in zip(module.inputs, params)}

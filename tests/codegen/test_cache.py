@@ -145,3 +145,19 @@ def test_an_error_in_one_unit_is_reported(tmp_path, monkeypatch):
     ):
         build_shared_object(source)
     assert not list(tmp_path.rglob("*.so")) and not list(tmp_path.rglob("*.tmp"))
+
+
+@pytest.mark.parametrize("damage", [b"", b"not an ELF file"])
+def test_a_damaged_cached_object_is_built_again(tmp_path, monkeypatch, damage):
+    """A cached .so damaged outside tirc (truncated by a full disk, a partial
+    copy) does not load: it is discarded and built again, once."""
+    from codegen import runtime
+
+    monkeypatch.setenv("TIRC_CACHE_DIR", str(tmp_path))
+    name = f"damaged{len(damage)}"
+    source = SOURCE % name
+    path = build_shared_object(source)
+    path.write_bytes(damage)
+    library = runtime.cpp_library(source)
+    assert getattr(library, f"tirc_cache_probe_{name}")(41) == 42
+    assert path.stat().st_size > 1000

@@ -284,8 +284,9 @@ def test_no_machine_specific_text_in_dumps(dump_dir):
         ),
         (lambda: torch.randn(37, 5).t(), "input x: expected strides [37, 1], got [1, 5]"),
         (lambda: [[1.0] * 37] * 5, "input x: expected a tensor, got list"),
+        (lambda: torch.empty(5, 37, device="meta"), "input x: expected a tensor on cpu, got one on meta"),
     ],
-    ids=["shape", "dtype", "strides", "not_a_tensor"],
+    ids=["shape", "dtype", "strides", "not_a_tensor", "device"],
 )
 def test_inputs_unlike_the_compiled_ones_are_refused(bad, message):
     compiled = tirc.compile(lambda x: torch.tanh(x) * 2, [torch.randn(5, 37)])

@@ -58,3 +58,18 @@ def test_replay_of_an_ill_conditioned_dump_matches(tmp_path, cli):
     assert code == 0, err
     code, err = cli("replay", tmp_path / "d" / "02-lower.tir")
     assert code == 0, err
+
+
+def test_a_mismatch_stands_when_the_float64_run_is_not_possible():
+    """A reference that cannot run (None: a dump whose externs take no
+    float64) is no second look: the float32 mismatch is reported."""
+    runs = []
+
+    def unavailable():
+        runs.append(1)
+        return None
+
+    mismatch = compare_outputs([torch.zeros(3), torch.zeros(2)], [torch.ones(3), torch.ones(2)], unavailable)
+    assert mismatch is not None and "no float64 run to compare with" in mismatch.message, mismatch
+    assert compare_outputs([torch.ones(3)], [torch.ones(3)], unavailable) is None
+    assert len(runs) == 1  # asked for once, and only for a mismatch

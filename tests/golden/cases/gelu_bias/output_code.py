@@ -250,8 +250,8 @@ k0 = runtime.cpp_kernel(_library, "k0", 3)
 def call(args):
     """Run the compiled program on `args` (a list of input tensors)."""
     bias, x = args
-    runtime.assert_input(bias, (37,), (1,), torch.float32, "bias")
-    runtime.assert_input(x, (7, 37), (37, 1), torch.float32, "x")
+    runtime.assert_input(bias, (37,), (1,), torch.float32, "bias", "cpu")
+    runtime.assert_input(x, (7, 37), (37, 1), torch.float32, "x", "cpu")
     buf2 = torch.empty_strided((7, 37), (37, 1), dtype=torch.float32, device="cpu")
     k0(x.data_ptr(), bias.data_ptr(), buf2.data_ptr())
     return (buf2,)

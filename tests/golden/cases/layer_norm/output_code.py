@@ -309,9 +309,9 @@ k0 = runtime.cpp_kernel(_library, "k0", 4)
 def call(args):
     """Run the compiled program on `args` (a list of input tensors)."""
     norm_weight, norm_bias, x = args
-    runtime.assert_input(norm_weight, (37,), (1,), torch.float32, "norm_weight")
-    runtime.assert_input(norm_bias, (37,), (1,), torch.float32, "norm_bias")
-    runtime.assert_input(x, (7, 37), (37, 1), torch.float32, "x")
+    runtime.assert_input(norm_weight, (37,), (1,), torch.float32, "norm_weight", "cpu")
+    runtime.assert_input(norm_bias, (37,), (1,), torch.float32, "norm_bias", "cpu")
+    runtime.assert_input(x, (7, 37), (37, 1), torch.float32, "x", "cpu")
     buf5 = torch.empty_strided((7, 37), (37, 1), dtype=torch.float32, device="cpu")
     k0(x.data_ptr(), norm_weight.data_ptr(), norm_bias.data_ptr(), buf5.data_ptr())
     return (buf5,)

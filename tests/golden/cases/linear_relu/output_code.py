@@ -241,10 +241,10 @@ def call(args):
     """Run the compiled program on `args` (a list of input tensors)."""
     linear_weight, linear_bias, x = args
     runtime.assert_input(
-        linear_weight, (16, 37), (37, 1), torch.float32, "linear_weight"
+        linear_weight, (16, 37), (37, 1), torch.float32, "linear_weight", "cpu"
     )
-    runtime.assert_input(linear_bias, (16,), (1,), torch.float32, "linear_bias")
-    runtime.assert_input(x, (7, 37), (37, 1), torch.float32, "x")
+    runtime.assert_input(linear_bias, (16,), (1,), torch.float32, "linear_bias", "cpu")
+    runtime.assert_input(x, (7, 37), (37, 1), torch.float32, "x", "cpu")
     (buf0,) = runtime.extern_call(
         torch.ops.aten.as_strided.default,
         [linear_weight, [37, 16], [1, 37]],

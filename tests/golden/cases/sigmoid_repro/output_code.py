@@ -241,7 +241,7 @@ k0 = runtime.cpp_kernel(_library, "k0", 2)
 def call(args):
     """Run the compiled program on `args` (a list of input tensors)."""
     (v_in,) = args
-    runtime.assert_input(v_in, (58, 64), (64, 1), torch.float32, "v_in")
+    runtime.assert_input(v_in, (58, 64), (64, 1), torch.float32, "v_in", "cpu")
     buf0 = torch.empty_strided(
         (2, 29, 64), (1856, 64, 1), dtype=torch.float32, device="cpu"
     )

@@ -262,7 +262,7 @@ k0 = runtime.cpp_kernel(_library, "k0", 2)
 def call(args):
     """Run the compiled program on `args` (a list of input tensors)."""
     (x,) = args
-    runtime.assert_input(x, (7, 37), (37, 1), torch.float32, "x")
+    runtime.assert_input(x, (7, 37), (37, 1), torch.float32, "x", "cpu")
     buf5 = torch.empty_strided((7, 37), (37, 1), dtype=torch.float32, device="cpu")
     k0(x.data_ptr(), buf5.data_ptr())
     return (buf5,)
