@@ -67,7 +67,7 @@ class CompiledProgram:
                 f"({type(current).__name__}); compile it again"
             )
         self._lifted[holder.k] = current.detach()
-        holder.tensor = current
+        holder.tensor, holder.data = current, current.data_ptr()
         holder.table = (
             holder.owner._parameters if holder.attr in holder.owner._parameters else holder.owner._buffers
         )
@@ -93,7 +93,7 @@ class CompiledProgram:
             held = holder.table.get(holder.attr)
             # Another tensor, or the same parameter given new data (`.data =`,
             # as `m.half()` and `m.to()` do).
-            if held is not holder.tensor or held.data_ptr() != self._lifted[holder.k].data_ptr():
+            if held is not holder.tensor or held.data_ptr() != holder.data:
                 self._rebind(holder)
         # Autograd off around the call, as torch.no_grad() would be, without
         # the context manager's microsecond (a call of a small graph is a few).
@@ -113,13 +113,15 @@ class CompiledProgram:
 @dataclass
 class _Holder:
     """The dict (a module's `_parameters` or `_buffers`) that holds lifted
-    input `k` under `attr`, and the tensor it held when last read."""
+    input `k` under `attr`, and the tensor it held when last read, with its
+    data pointer then."""
 
     k: int
     owner: torch.nn.Module
     table: dict
     attr: str
     tensor: torch.Tensor
+    data: int
 
 
 def _holders(root: torch.nn.Module, lifted) -> list[_Holder]:
@@ -132,7 +134,7 @@ def _holders(root: torch.nn.Module, lifted) -> list[_Holder]:
             continue
         for table in (owner._parameters, owner._buffers):
             if table.get(attr) is tensor:
-                holders.append(_Holder(k, owner, table, attr, tensor))
+                holders.append(_Holder(k, owner, table, attr, tensor, tensor.data_ptr()))
     return holders
 
 
