@@ -9,6 +9,8 @@ import sys
 
 import torch
 
+from ir_text import storage_span
+
 
 def cpp_library(source: str):
     """Compile (or fetch from the cache) and load the kernels in `source`. A
@@ -86,7 +88,7 @@ def assert_unaliased(inputs, names, updated) -> None:
     spans = {}
     for x, name in zip(inputs, names):
         start = x.data_ptr()
-        spans[name] = (start, start + _span(x.shape, x.stride()) * x.element_size())
+        spans[name] = (start, start + storage_span(x.shape, x.stride()) * x.element_size())
     for name in updated:
         start, end = spans[name]
         for other, (o_start, o_end) in spans.items():
@@ -97,15 +99,10 @@ def assert_unaliased(inputs, names, updated) -> None:
                 )
 
 
-def _span(shape, strides) -> int:
-    """The elements a strided layout spans, from its first to its last."""
-    return 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 0
-
-
 def random_input(shape, strides, dtype, device, seed: int):
     """The input a dump's header describes: seeded values in a strided layout."""
     gen = torch.Generator().manual_seed(seed)
-    size = _span(shape, strides)
+    size = storage_span(shape, strides)
     if dtype == torch.bool:
         flat = torch.randint(0, 2, (size,), generator=gen).bool()
     elif dtype.is_floating_point:

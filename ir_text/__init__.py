@@ -21,6 +21,7 @@ from .index import (
     non_overlapping,
     render_index,
     simplify_index,
+    storage_span,
     strided_index,
 )
 from .model import (
@@ -101,6 +102,7 @@ __all__ = [
     "simplify_index",
     "resolve_target",
     "shape_call",
+    "storage_span",
     "strided_index",
     "structurally_equal",
     "to_torch",

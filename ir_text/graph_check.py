@@ -13,6 +13,7 @@ from torch._subclasses.fake_tensor import (
 
 from .dtypes import TORCH_DTYPES, from_torch
 from .errors import error_at
+from .index import contiguous_strides
 from .model import Device, Enum, Module, Symbol, Value
 
 # Bare-name literals other than dtypes that ATen schemas take.
@@ -115,14 +116,11 @@ class Shapes(dict):
     def bind(self, value: Value, device: str | None = None) -> None:
         """Bind `value` (a buffer type, or a tensor type taken as contiguous)."""
         t = value.type
+        strides = getattr(t, "strides", None) or contiguous_strides(t.shape)
         with self._mode:
-            if hasattr(t, "strides"):
-                tensor = torch.empty_strided(
-                    t.shape, t.strides, dtype=TORCH_DTYPES[t.dtype], device=device or self.device
-                )
-            else:
-                tensor = torch.empty(t.shape, dtype=TORCH_DTYPES[t.dtype], device=device or self.device)
-        self[id(value)] = tensor
+            self[id(value)] = torch.empty_strided(
+                t.shape, strides, dtype=TORCH_DTYPES[t.dtype], device=device or self.device
+            )
 
     def call(self, overload, args, kwargs):
         """`overload` on the values' tensors and the literals; ATen's result."""

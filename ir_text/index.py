@@ -201,6 +201,12 @@ def contiguous_strides(shape) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+def storage_span(shape, strides) -> int:
+    """The elements a strided layout spans, from its first to its last (0
+    for a tensor with no elements)."""
+    return 1 + sum((s - 1) * st for s, st in zip(shape, strides)) if all(shape) else 0
+
+
 def strided_index(variables, strides, offset: int = 0):
     """The storage offset of element `variables` under `strides`."""
     return sympy.Integer(offset) + sum(

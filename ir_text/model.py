@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .index import storage_span
+
 STAGES = ("capture", "lower", "schedule", "fusion", "memplan")
 
 
@@ -62,9 +64,7 @@ class BufferType:
 
     @property
     def storage_size(self) -> int:
-        if any(s == 0 for s in self.shape):
-            return 0
-        return 1 + sum((s - 1) * st for s, st in zip(self.shape, self.strides))
+        return storage_span(self.shape, self.strides)
 
 
 @dataclass(frozen=True)

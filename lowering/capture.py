@@ -42,6 +42,7 @@ from ir_text import (
     Value,
     VERSION,
     from_torch,
+    storage_span,
 )
 
 _ENUM_NAMES = {
@@ -390,8 +391,7 @@ def copy_with_layout(x: torch.Tensor, dtype: torch.dtype | None = None) -> torch
     """A copy of `x` (in `dtype`) with its own storage and the same strides,
     even overlapping (a broadcast 0) or with gaps (a slice), where `clone`
     and `to` give a contiguous tensor."""
-    span = 1 + sum((s - 1) * st for s, st in zip(x.shape, x.stride())) if all(x.shape) else 0
-    flat = x.detach().as_strided((span,), (1,)).to(dtype or x.dtype, copy=True)
+    flat = x.detach().as_strided((storage_span(x.shape, x.stride()),), (1,)).to(dtype or x.dtype, copy=True)
     return flat.as_strided(x.shape, x.stride())
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from ir_text import Input, Module
+from ir_text import Input, Module, storage_span
 from lowering import fallback_ops
 from scheduler import extern_kernels, peak_memory
 
@@ -111,8 +111,7 @@ def serialize_input(tensor: torch.Tensor) -> bytes:
     strides reach (as codegen's random_input builds an input), so the bytes,
     and the sha256, depend only on the values and the layout."""
     t = tensor.detach()
-    size = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride())) if all(t.shape) else 0
-    flat = t.as_strided((size,), (1,)).cpu().clone()
+    flat = t.as_strided((storage_span(t.shape, t.stride()),), (1,)).cpu().clone()
     buffer = io.BytesIO()
     torch.save(flat.as_strided(t.shape, t.stride()), buffer)
     return buffer.getvalue()
