@@ -9,6 +9,7 @@ every printed `t`. Backends render the same structure through `render_index`.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -52,6 +53,24 @@ def index_var(name: str) -> sympy.Symbol:
     return sympy.Symbol(name, integer=True, nonnegative=True)
 
 
+# sympy's Min and Max compare their arguments pairwise on construction
+# (factoring each difference): a clamped index such as a cat's
+# `min(47, max(0, i1 - 48))` costs about 2 ms to build. Dumps repeat the same
+# few clamps hundreds of times (a GRU of 24 steps: 450 in each dump), and
+# the parser builds each again, so the results are memoized; both are pure
+# functions of hashable, immutable expressions.
+@functools.lru_cache(maxsize=4096)
+def index_min(a, b):
+    """`min(a, b)` of two index expressions."""
+    return sympy.Min(a, b)
+
+
+@functools.lru_cache(maxsize=4096)
+def index_max(a, b):
+    """`max(a, b)` of two index expressions."""
+    return sympy.Max(a, b)
+
+
 def loop_vars(count: int, prefix: str = "i") -> tuple[sympy.Symbol, ...]:
     return tuple(index_var(f"{prefix}{k}") for k in range(count))
 
@@ -76,7 +95,13 @@ IR_STYLE = IndexStyle()
 
 def render_index(expr, style: IndexStyle = IR_STYLE) -> str:
     """Canonical text of an index expression in the given style."""
-    expr = sympy.sympify(expr)
+    return _rendered(sympy.sympify(expr), style)
+
+
+# Memoized: a dump prints the same few index expressions thousands of times
+# (every load of a long graph's repeated cells), each a walk over sympy terms.
+@functools.lru_cache(maxsize=65536)
+def _rendered(expr, style: IndexStyle) -> str:
     if expr.is_Integer:
         return str(int(expr))
     if expr.is_Symbol:
@@ -221,8 +246,18 @@ def simplify_index(expr, ranges: dict[str, int]):
     `i1 < 37`. Variables range over `0 <= v < ranges[v]`; a size-1 variable
     is 0. Expressions with variables outside `ranges` keep their divisions."""
     expr = sympy.sympify(expr)
-    zero = {s: sympy.Integer(0) for s in expr.free_symbols if ranges.get(s.name) == 1}
-    return _simplify(expr.xreplace(zero) if zero else expr, ranges)
+    names = sorted(s.name for s in expr.free_symbols if s.name in ranges)
+    return _simplified(expr, tuple((name, ranges[name]) for name in names))
+
+
+# Memoized on the expression and the ranges of its own variables (nothing
+# else affects the result): inlining re-simplifies the same few indices of
+# each node once per consumer, and long graphs repeat whole cells.
+@functools.lru_cache(maxsize=65536)
+def _simplified(expr, ranges: tuple[tuple[str, int], ...]):
+    sizes = dict(ranges)
+    zero = {s: sympy.Integer(0) for s in expr.free_symbols if sizes.get(s.name) == 1}
+    return _simplify(expr.xreplace(zero) if zero else expr, sizes)
 
 
 def _simplify(expr, ranges):

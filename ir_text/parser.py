@@ -400,10 +400,10 @@ class _Builder(Transformer):
         return ix.Mod(_sym(c[0]), _sym(c[1]))
 
     def idx_min(self, meta, c):
-        return sympy.Min(_sym(c[0]), _sym(c[1]))
+        return ix.index_min(_sym(c[0]), _sym(c[1]))
 
     def idx_max(self, meta, c):
-        return sympy.Max(_sym(c[0]), _sym(c[1]))
+        return ix.index_max(_sym(c[0]), _sym(c[1]))
 
     # ---- schedule, fusion, memplan
     def schedule(self, meta, children):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sympy
 
-from ir_text import FloorDiv, is_float
+from ir_text import FloorDiv, index_max, index_min, is_float
 
 from .body import compute_dtype
 from .tensors import LTensor, NotLowerable, norm_dim
@@ -127,7 +127,7 @@ def _cat(ctx, op, tensors, dim=0):
         for t in parts:
             n = t.shape[dim]
             idx = list(b.vars)
-            idx[dim] = sympy.Min(sympy.Max(i - offset, 0), n - 1) if len(parts) > 1 else i
+            idx[dim] = index_min(index_max(i - offset, 0), n - 1) if len(parts) > 1 else i
             chosen.append((offset + n, b.cast(b.load_at(t, idx), b.compute)))
             offset += n
         result = chosen[-1][1]
@@ -154,7 +154,7 @@ def _constant_pad_nd(ctx, op, x, pad, value=0):
             needs_low = low > 0
             needs_high = out.shape[d] - low > n
             if needs_low or needs_high:
-                idx.append(sympy.Min(sympy.Max(inner, 0), max(n - 1, 0)))
+                idx.append(index_min(index_max(inner, 0), max(n - 1, 0)))
                 cond = b.in_range(inner, 0 if needs_low else None, n if needs_high else None)
                 mask = cond if mask is None else b.op("logical_and", mask, cond)
             else:
@@ -209,7 +209,7 @@ def _slice_scatter(ctx, op, x, src, dim=0, start=None, end=None, step=1):
             return b.value(x)
         position = FloorDiv(i - start, step) if step != 1 else i - start
         idx = list(b.vars)
-        idx[dim] = sympy.Min(sympy.Max(position, 0), count - 1)
+        idx[dim] = index_min(index_max(position, 0), count - 1)
         inside = b.in_range(i, start, start + (count - 1) * step + 1)
         if step != 1:
             offset = b.op("remainder", b.index(i - start), b.const(step, "i64"))

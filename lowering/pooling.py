@@ -4,9 +4,8 @@ spatial dimensions. Out-of-bounds window elements are masked, never read."""
 
 from __future__ import annotations
 
-import sympy
 
-from ir_text import FloorDiv
+from ir_text import FloorDiv, index_max, index_min
 
 from .body import BodyBuilder, compute_dtype
 from .tensors import LTensor, NotLowerable
@@ -37,7 +36,7 @@ def _window(ctx, op, x: LTensor, kernel, stride, padding, dilation, kind, dtype,
     idx = list(lead)
     for k in range(n):
         size = spatial_in[k]
-        idx.append(sympy.Min(sympy.Max(coords[k], 0), size - 1))
+        idx.append(index_min(index_max(coords[k], 0), size - 1))
         cond = b.in_range(coords[k], 0, size)
         mask = cond if mask is None else b.op("logical_and", mask, cond)
     v = b.cast(b.load_at(x, idx), acc)
@@ -105,9 +104,9 @@ def _avg_pool(n: int):
             count = None
             for k in range(n):
                 start = starts[k]
-                end = sympy.Min(start + kernel[k], spatial[k] + padding[k])
+                end = index_min(start + kernel[k], spatial[k] + padding[k])
                 if not count_include_pad:
-                    start, end = sympy.Max(start, 0), sympy.Min(end, spatial[k])
+                    start, end = index_max(start, 0), index_min(end, spatial[k])
                 size = b.index(end - start)
                 count = size if count is None else b.op("mul", count, size)
             return b.op("truediv", r, b.cast(count, r.type))
@@ -136,7 +135,7 @@ def _adaptive_avg_pool(n: int):
             start = FloorDiv(o * spatial[k], osize[k])
             end = FloorDiv((o + 1) * spatial[k] + osize[k] - 1, osize[k])
             coord = start + b.rvars[k]
-            idx.append(sympy.Min(coord, spatial[k] - 1))
+            idx.append(index_min(coord, spatial[k] - 1))
             cond = b.op("lt", b.index(coord), b.index(end))
             mask = cond if mask is None else b.op("logical_and", mask, cond)
             counts.append(end - start)
