@@ -213,21 +213,39 @@ def _function_names(module: Module, ids: dict[int, str]) -> dict[str, str]:
     namespace with libm and the prelude: the names the fusion pass gives,
     `@k0`, stay as they are, any other gets a `k_` prefix (and a number when
     a value or another kernel has it already). The prefix also keeps them
-    apart from a kernel's derived names (its nests `k0_1`, a split `k0_split`)."""
-    used = set(ids.values())
-    out = {}
+    apart from a kernel's derived names (its nests `k0_1`, a split `k0_split`):
+    no name is another's derived name, nor has a value's identifier as one
+    of its own (`@main_1` beside a kernel `@main` of several nests)."""
+    used, kernels, out = set(), set(), {}
+    bases: set[str] = set()  # the names that some name in `used` derives from
+
+    def take(name: str) -> None:
+        used.add(name)
+        derived = _DERIVED.fullmatch(name)
+        if derived:
+            bases.add(derived.group(1))
+
+    def clashes(name: str) -> bool:
+        derived = _DERIVED.fullmatch(name)
+        return name in used or name in bases or (derived is not None and derived.group(1) in kernels)
+
+    for ident in ids.values():
+        take(ident)
     for kernel in module.kernels:
         symbol = kernel.name.name
-        name = symbol if _FUSION_NAME.fullmatch(symbol) and symbol not in used else "k_" + identifier(symbol)
+        name = symbol if _FUSION_NAME.fullmatch(symbol) and not clashes(symbol) else "k_" + identifier(symbol)
         base, k = name, 1
-        while name in used:
-            name, k = f"{base}_{k}", k + 1
-        used.add(name)
+        while clashes(name):
+            name, k = f"{base}_v{k}", k + 1
+        take(name)
+        kernels.add(name)
         out[symbol] = name
     return out
 
 
 _FUSION_NAME = re.compile(r"k[0-9]+")
+# The names codegen derives from a kernel's function name: a nest's, a split's.
+_DERIVED = re.compile(r"(.+)_([0-9]+|split)")
 
 
 def plan_kernel(

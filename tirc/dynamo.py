@@ -9,13 +9,21 @@ a graph with symbolic sizes (Dynamo's automatic dynamic shapes, after a call
 with new sizes) is compiled at its first call for each set of concrete sizes.
 A Python float that changed between calls reaches the graph as a 0-d tensor
 that the graph reads (`.item()`): such a graph is compiled once per value.
+Compiles per graph are bounded (SPECIALIZATION_LIMIT, as Dynamo's own
+recompile limit): later sizes or values run the graph eagerly, with one
+warning, instead of compiling on every call.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import torch
 
 from codegen import random_input
+
+# Distinct sizes and values one graph is compiled for; later ones run eagerly.
+SPECIALIZATION_LIMIT = 8
 
 
 def tirc_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
@@ -76,6 +84,7 @@ class _PerShape:
         self.options = options
         self.read = read
         self.compiled: dict = {}
+        self.warned = False
 
     def _traced(self, k: int, a) -> bool:
         return isinstance(a, torch.Tensor) and k not in self.read
@@ -86,8 +95,20 @@ class _PerShape:
             for k, a in enumerate(args)
         )
         if key not in self.compiled:
+            if len(self.compiled) >= SPECIALIZATION_LIMIT:
+                return self._eager(args)
             self.compiled[key] = self._compile(args)
         return self.compiled[key](*[a for k, a in enumerate(args) if self._traced(k, a)])
+
+    def _eager(self, args):
+        if not self.warned:
+            self.warned = True
+            warnings.warn(
+                f"tirc: a graph was compiled for {SPECIALIZATION_LIMIT} different input sizes or values "
+                "(a Python float that changes on every call?); later ones run eagerly",
+                stacklevel=2,
+            )
+        return self.gm(*args)
 
     def _compile(self, args):
         tensors = [k for k, a in enumerate(args) if self._traced(k, a)]

@@ -106,6 +106,24 @@ def test_kernels_may_have_any_symbol_as_name(dumps, names, backend):
     _assert_matches_interpreter(module, compiled)
 
 
+@pytest.mark.parametrize("names", [("main", "main_0"), ("main_1", "main"), ("k0", "k0_split")])
+def test_kernel_names_do_not_clash_with_nest_names(names):
+    """A kernel of two nests (row and column sums) calls them `<name>_0` and
+    `<name>_1`: another kernel named as one of them gets another name."""
+
+    def sums(x, y):
+        return x.sum(1), x.sum(0), torch.exp(y)
+
+    texts = stage_texts(sums, [torch.randn(37, 129), torch.randn(5, 7)])
+    fusion = texts["fusion"]
+    assert "kernel @k0 = fuse(%buf0; %buf1)" in fusion and "kernel @k1 = fuse(" in fusion
+    text = fusion.replace("kernel @k0 =", f"kernel @{names[0]} =").replace(
+        "kernel @k1 =", f"kernel @{names[1]} ="
+    )
+    module, compiled, _ = _refeed(text)
+    _assert_matches_interpreter(module, compiled)
+
+
 def test_split_refeed_is_stable(dumps):
     """Re-feeding the memplan dump of an edited plan reproduces the same code."""
     text = replace_once(dumps["chain"]["fusion"], FUSED, _split(["%buf0", "%buf1"], ["%buf2", "%buf3"]))

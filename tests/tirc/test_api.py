@@ -202,6 +202,27 @@ def test_torch_compile_with_a_changing_float_and_an_update_of_a_view():
     torch._dynamo.reset()
 
 
+def test_per_value_compiles_are_bounded(monkeypatch):
+    """A graph that reads an input's value compiles once per value, up to
+    SPECIALIZATION_LIMIT values; later values run eagerly, with one warning."""
+    from tirc import dynamo
+
+    class Scaled(torch.nn.Module):
+        def forward(self, x, a):
+            return (x * a.item() + 1,)
+
+    monkeypatch.setattr(dynamo, "SPECIALIZATION_LIMIT", 2)
+    gm = torch.fx.symbolic_trace(Scaled())
+    x = torch.randn(3, 37)
+    compiled = dynamo.tirc_backend(gm, [x, torch.tensor(2.0)])
+    with pytest.warns(UserWarning, match="compiled for 2 different") as caught:
+        for a in (2.0, 3.0, 2.0, -0.5, 7.0):
+            (got,) = compiled(x, torch.tensor(a))
+            torch.testing.assert_close(got, x * a + 1)
+    assert len(caught) == 1
+    assert len(compiled.compiled) == 2
+
+
 def test_tirc_is_a_registered_dynamo_backend():
     assert "tirc" in torch._dynamo.list_backends()
 
