@@ -67,7 +67,7 @@ _OPS = {
     "to_dtype": "static_cast<{dtype}>({0})",
     # Checked (the prelude's tirc_index): an index out of range is recorded
     # for the wrapper's IndexError and read as 0, never out of bounds.
-    "indirect": "tirc_index({0}, {size}, p_error)",
+    "indirect": "tirc_index({0}, {size}, {wrap}, p_error)",
 }
 # libm functions: `expf` for float results, `exp` for double ones.
 _OPS.update(
@@ -122,7 +122,10 @@ def expr(stmt: Compute, dtypes: dict[str, str], ref) -> str:
         return _OPS["where"].format(*(ref(a) for a in stmt.args))
     args = [f"tirc_from_bf16({ref(a)})" if d == "bf16" else ref(a) for a, d in zip(stmt.args, operand_dtypes)]
     if stmt.op == "indirect":
-        return _OPS["indirect"].format(*args, size=f"INT64_C({dict(stmt.attrs)['size']})")
+        attrs = dict(stmt.attrs)
+        return _OPS["indirect"].format(
+            *args, size=f"INT64_C({attrs['size']})", wrap=int(attrs.get("wrap", True))
+        )
     template = _BOOL_OPS.get(stmt.op) if operand_dtypes and operand_dtypes[0] == "b8" else None
     if checked_op(stmt.op, stmt.dtype):  # an integer division: a divisor of 0 is recorded, not a trap
         template = _CHECKED_DIVISIONS[stmt.op]

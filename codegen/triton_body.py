@@ -272,6 +272,8 @@ class Kernel:
             return f"tl.zeros({tile.shape}, tl.int64) + ({self.index(attrs['index'])})"
         if stmt.op == "indirect":
             arg = stmt.args[0]
+            if not attrs.get("wrap", True):
+                return f"{arg}.to(tl.int64)"
             return f"tl.where({arg} < 0, {arg} + {attrs['size']}, {arg}).to(tl.int64)"
         if stmt.op == "to_dtype" and stmt.dtype == "bf16":
             return f"_to_bf16({stmt.args[0]})"

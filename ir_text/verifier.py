@@ -27,7 +27,7 @@ _BODY_ATTRS = {
     "constant": {"value"},
     "to_dtype": {"dtype"},
     "index": {"index"},
-    "indirect": {"size"},
+    "indirect": {"size", "wrap"},
     "reduce": {"reduction"},
     "scan": {"dim", "reduction"},
 }
@@ -246,6 +246,10 @@ def _rule_indirect(op, node, scope, local):
         raise _fail(op, "indirect needs {size = N} with N > 0 (the extent it indexes)")
     if op.result.type != "i64":
         raise _fail(op, "an indirect index is i64")
+    if type(op.attr("wrap", True)) is not bool:
+        raise _fail(
+            op, "indirect's {wrap = B} is true or false (whether a negative value counts from the end)"
+        )
 
 
 def _rule_reduce(op, node, scope, local):

@@ -97,11 +97,14 @@ class BodyBuilder:
             out = self.op("logical_and", out, c)
         return out
 
-    def indirect(self, v: Value, size: int) -> sympy.Symbol:
-        """Use the integer value `v` as an index in [0, size): returns its symbol."""
+    def indirect(self, v: Value, size: int, wrap: bool = True) -> sympy.Symbol:
+        """Use the integer value `v` as an index in [0, size): returns its
+        symbol. A negative `v` counts from the end when `wrap` (Python's and
+        advanced indexing's rule); gather, index_select and embedding refuse it."""
         name = f"ind{self.indirect_count}"
         self.indirect_count += 1
-        self._emit("indirect", (v,), "i64", (("size", int(size)),), hint=name)
+        attrs = (("size", int(size)),) if wrap else (("size", int(size)), ("wrap", False))
+        self._emit("indirect", (v,), "i64", attrs, hint=name)
         return index_var(name)
 
     def reduce(self, v: Value, kind: str) -> Value:

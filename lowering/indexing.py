@@ -41,7 +41,7 @@ def _gather(ctx, op, x, dim, index, sparse_grad=False):
     def body(b):
         if not out.shape:
             return b.load_at(x, ())
-        ind = b.indirect(b.load_at(index, list(b.vars)), x.shape[dim])
+        ind = b.indirect(b.load_at(index, list(b.vars)), x.shape[dim], wrap=False)
         idx = list(b.vars)
         idx[dim] = ind
         return b.cast(b.load_at(x, idx), b.compute)
@@ -58,7 +58,7 @@ def _index_select(ctx, op, x, dim, index):
 
     def body(b):
         where = [b.vars[dim]] if index.shape else []
-        ind = b.indirect(b.load_at(index, where), x.shape[dim])
+        ind = b.indirect(b.load_at(index, where), x.shape[dim], wrap=False)
         idx = list(b.vars)
         idx[dim] = ind
         return b.cast(b.load_at(x, idx), b.compute)
@@ -71,7 +71,7 @@ def _embedding(ctx, op, weight, indices, padding_idx=-1, scale_grad_by_freq=Fals
     out = _out(op)
 
     def body(b):
-        ind = b.indirect(b.load_at(indices, list(b.vars[:-1])), weight.shape[0])
+        ind = b.indirect(b.load_at(indices, list(b.vars[:-1])), weight.shape[0], wrap=False)
         return b.cast(b.load_at(weight, [ind, b.vars[-1]]), b.compute)
 
     return ctx.pointwise(out.shape, out.dtype, body)

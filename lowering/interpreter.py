@@ -193,7 +193,7 @@ class _Body:
         if op.op == "indirect":
             size = op.attr("size")
             idx = args[0].to(torch.int64)
-            wrapped = torch.where(idx < 0, idx + size, idx)
+            wrapped = torch.where(idx < 0, idx + size, idx) if op.attr("wrap", True) else idx
             bad = (wrapped < 0) | (wrapped >= size)
             if bad.any():
                 index = int(idx[bad].flatten()[0])

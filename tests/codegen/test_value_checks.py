@@ -25,6 +25,10 @@ CASES = {
     "gather": (lambda w, i: torch.gather(w, 1, i.expand(17, -1)), [0, 9], 9),
     "embedding": (lambda w, i: F.embedding(i, w).sum(1), [0, 17, 4], 17),
     "index_select_then_sum": (lambda w, i: w.index_select(0, i).sum(1), [0, 170], 170),
+    # Negative indices count from the end in advanced indexing only.
+    "gather_negative": (lambda w, i: torch.gather(w, 1, i.expand(17, -1)), [0, -1], -1),
+    "embedding_negative": (lambda w, i: F.embedding(i, w).sum(1), [0, -2, 4], -2),
+    "index_select_negative": (lambda w, i: w.index_select(0, i) * 3, [-17, 1], -17),
 }
 
 

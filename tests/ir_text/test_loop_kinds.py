@@ -72,6 +72,7 @@ BAD_EDITS = {
         "is not a value of this loop body",
     ),
     "misnamed indirect": (("%ind0 = indirect", "%k = indirect"), "%k = indirect", "must be named %ind0"),
+    "indirect wrap not a bool": (("{size = 37}", "{size = 37, wrap = 1}"), "wrap = 1", "true or false"),
     "indirect range too large": (
         ("{size = 37}", "{size = 300}"),
         "%1 = load %x[37*i0 + ind0]",

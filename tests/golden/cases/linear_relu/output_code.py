@@ -127,10 +127,11 @@ static inline void tirc_error(int64_t* error, int64_t code, int64_t a, int64_t b
   __atomic_store_n(&error[0], code, __ATOMIC_RELEASE);
 }
 // An indirect index (a loaded integer) into a dimension of n: negatives
-// count from the end, as in Python. One still outside [0, n) is an error,
-// read as 0 so that no load leaves its buffer.
-static inline int64_t tirc_index(int64_t i, int64_t n, int64_t* error) {
-  int64_t w = i < 0 ? i + n : i;
+// count from the end, as in Python, when `wrap` (a constant: the branch
+// folds). One still outside [0, n) is an error, read as 0 so that no load
+// leaves its buffer.
+static inline int64_t tirc_index(int64_t i, int64_t n, int wrap, int64_t* error) {
+  int64_t w = wrap && i < 0 ? i + n : i;
   if (__builtin_expect((uint64_t)w >= (uint64_t)n, 0)) {
     tirc_error(error, 1, i, n);
     return 0;
