@@ -3,6 +3,9 @@ and its declared result types are the ones ATen infers (run on fake tensors)."""
 
 from __future__ import annotations
 
+import contextlib
+import logging
+
 import torch
 from torch._subclasses.fake_tensor import (
     DataDependentOutputException,
@@ -124,11 +127,24 @@ class Shapes(dict):
 
     def call(self, overload, args, kwargs):
         """`overload` on the values' tensors and the literals; ATen's result."""
-        with self._mode, torch.no_grad():
+        with self._mode, torch.no_grad(), quiet_fake_tensors():
             return overload(
                 *[to_torch_arg(a, self) for a in args],
                 **{k: to_torch_arg(v, self) for k, v in kwargs},
             )
+
+
+@contextlib.contextmanager
+def quiet_fake_tensors():
+    """Fake tensors log a meta kernel's failure with its traceback; the
+    error it raises is reported once, as one line, by the caller."""
+    logger = logging.getLogger("torch._subclasses.fake_tensor")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def module_device(m: Module) -> str:

@@ -18,6 +18,7 @@ from lark import Token, Transformer, v_args
 
 from . import index as ix
 from .errors import TircError
+from .printer import format_literal
 from .model import (
     STAGES,
     BodyOp,
@@ -182,8 +183,13 @@ class _Builder(Transformer):
             raise _fail(token, f"input {token}: {len(strides)} strides for a rank-{len(ttype.shape)} tensor")
         device = attrs["device"]
         device = device.name if isinstance(device, Device) else device
-        if not isinstance(device, str) or not isinstance(attrs["seed"], int):
-            raise _fail(token, f'input {token}: device must be device("...") and seed an integer')
+        if not isinstance(device, str):
+            raise _fail(
+                token,
+                f'input {token}: device must be a string, "cpu" or "cuda", not {format_literal(device)}',
+            )
+        if type(attrs["seed"]) is not int:
+            raise _fail(token, f"input {token}: seed must be an integer, not {format_literal(attrs['seed'])}")
         if not -(2**63) <= attrs["seed"] < 2**64:  # what torch.Generator.manual_seed takes
             raise _fail(token, f"input {token}: seed {attrs['seed']} is outside [-2**63, 2**64)")
         extra = sorted(set(attrs) - {"device", "seed", "strides", "sha256"})

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import logging
 import operator
 import os
 import re
@@ -30,6 +29,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from ir_text import (
+    quiet_fake_tensors,
     BufferType,
     Device,
     Enum,
@@ -209,7 +209,7 @@ def _trace(flat_fn, inputs):
     with torch.no_grad(), _without_mkldnn():
         blanks = [_blank(x) for x in inputs]
         try:
-            with _quiet_fake_tensors():
+            with quiet_fake_tensors():
                 gm = make_fx(
                     functional,
                     decomposition_table=_decompositions(),
@@ -250,19 +250,6 @@ def _refunctionalize(gm, inputs):
         # Fake tensors: `inputs` may be blanks (see `_trace`), and the graph
         # reads no values, as it traced once already.
         return make_fx(functional, tracing_mode="fake", record_stack_traces=True)(*inputs)
-
-
-@contextlib.contextmanager
-def _quiet_fake_tensors():
-    """Fake tensors log a meta kernel's failure with its traceback; the real
-    trace that follows raises the error the user sees, once."""
-    logger = logging.getLogger("torch._subclasses.fake_tensor")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
 
 
 @contextlib.contextmanager

@@ -60,8 +60,12 @@ def _user_error(path: Path, err: BaseException) -> TircError:
 
 
 def read_text(path: str) -> str:
+    file = Path(path)
     try:
-        return Path(path).read_text()
+        # Not a FIFO or a device: reading one would block or never end.
+        if file.exists() and not file.is_dir() and not file.is_file():
+            raise TircError("not a regular file", path)
+        return file.read_text()
     except FileNotFoundError:
         raise TircError("no such file", path) from None
     except IsADirectoryError:

@@ -88,6 +88,20 @@ CASES = {
         at("input %x"),
         ("seed 99999999999999999999 is outside [-2**63, 2**64)",),
     ),
+    "seed_not_an_integer": Case(
+        "chain",
+        "fusion",
+        lambda t: replace_once(t, "seed = 0,", "seed = 1e400,"),
+        at("input %x"),
+        ("seed must be an integer, not inf",),
+    ),
+    "device_not_a_string": Case(
+        "chain",
+        "lower",
+        lambda t: replace_once(t, '{device = "cpu", seed = 0', "{device = 1, seed = 0"),
+        at("input %x"),
+        ('device must be a string, "cpu" or "cuda", not 1',),
+    ),
     "unknown_dtype": Case(
         "chain",
         "capture",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 
@@ -161,6 +162,8 @@ def work(tmp_path_factory, dumps, sources):
     (work / "truncated.tir").write_text(lower[: len(lower) // 2])
     (work / "unknown_body_op.tir").write_text(lower.replace("add(", "frobnicate(", 1))
     (work / "unknown_aten_op.tir").write_text(capture.replace("aten.add.Tensor", "aten.frobnicate.Tensor", 1))
+    (work / "bad_aten_args.tir").write_text(BAD_ATEN_ARGS)
+    os.mkfifo(work / "fifo.tir")  # reading it would block forever
     body_line = line_of(lower, "add(")
     aten_line = line_of(capture, "aten.add.Tensor")
 
@@ -169,6 +172,7 @@ def work(tmp_path_factory, dumps, sources):
 
     cases = {
         "missing_file": (["compile", "missing.py"], {"file": "missing.py"}),
+        "fifo_dump": (["verify", "fifo.tir"], {"file": "fifo.tir", "says": "not a regular file"}),
         "missing_dump": (["replay", "missing.tir"], {"file": "missing.tir"}),
         "no_model": (["compile", "nomodel.py"], {"file": "nomodel.py", "says": "Model"}),
         "no_get_inputs": (["compile", "noinputs.py"], {"file": "noinputs.py", "says": "get_inputs"}),
@@ -193,6 +197,10 @@ def work(tmp_path_factory, dumps, sources):
         "verify_unknown_body_op": (
             ["verify", "unknown_body_op.tir"],
             {"file": "unknown_body_op.tir", "line": body_line, "says": "frobnicate"},
+        ),
+        "verify_bad_aten_args": (
+            ["verify", "bad_aten_args.tir"],
+            {"file": "bad_aten_args.tir", "line": 5, "says": "aten.min.dim: Dimension out of range"},
         ),
         "unknown_aten_op": (
             ["compile", "unknown_aten_op.tir", *dump_into("unknown_aten_op")],
@@ -228,7 +236,17 @@ def work(tmp_path_factory, dumps, sources):
 
 
 # Run as real processes too (each costs an interpreter start and `import torch`).
-PROCESS_CASES = ["missing_file", "unknown_body_op", "unsupported_dtype"]
+# ATen's fake-tensor check of this call fails; torch logs that failure with a
+# traceback on stderr unless tirc quiets it (seen only in a real process).
+BAD_ATEN_ARGS = """tirc 0.1 stage=capture source="r.py"
+options {}
+input %x : f32[4, 8] {device = "cpu", seed = 0, strides = [8, 1]}
+
+%0, %1 = aten.min.dim(%x, 5) : (f32[4], i64[4])
+return (%0)
+"""
+
+PROCESS_CASES = ["missing_file", "unknown_body_op", "unsupported_dtype", "verify_bad_aten_args"]
 
 
 @pytest.fixture(scope="module")
@@ -286,6 +304,7 @@ def check_error(directory, code, stderr, want, prefix="out_"):
 
 ERROR_CASES = [
     "missing_file",
+    "fifo_dump",
     "missing_dump",
     "no_model",
     "no_get_inputs",
@@ -294,6 +313,7 @@ ERROR_CASES = [
     "replay_truncated_dump",
     "unknown_body_op",
     "verify_unknown_body_op",
+    "verify_bad_aten_args",
     "unknown_aten_op",
     "unsupported_dtype",
     "unsupported_dtype_fn",
