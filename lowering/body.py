@@ -3,9 +3,22 @@ typed ops, casts, index values, indirect indices, reductions and scans."""
 
 from __future__ import annotations
 
-import sympy
+from dataclasses import dataclass
 
-from ir_text import BODY_OPS, REDUCTION_RESULT, BodyOp, Enum, Value, index_var, is_float, loop_vars
+import sympy
+import torch
+
+from ir_text import (
+    BODY_OPS,
+    REDUCTION_RESULT,
+    TORCH_DTYPES,
+    BodyOp,
+    Enum,
+    Value,
+    index_var,
+    is_float,
+    loop_vars,
+)
 
 from .tensors import LTensor
 
@@ -20,14 +33,40 @@ def compute_dtype(dtype: str) -> str:
     return _COMPUTE_UPCAST.get(dtype, dtype)
 
 
+@dataclass(frozen=True)
+class Operands:
+    """How an op's arguments reach its compute dtype when ATen's type
+    promotion gives f16 or bf16 (`dtype`) and the op computes in float32:
+    as in eager, an argument of another dtype is rounded to `dtype` first
+    (`i32 2049 * f16 1.5` is 3072, `f16 0.1 == 0.1` is true). Only mul and
+    div read a scalar (a Python number, or a 0-d tensor on the CPU) at its
+    own precision (`exact`), as ATen's CPU kernels take its original value."""
+
+    dtype: str
+    exact: bool = False
+    exact_0d: bool = False
+
+
+def rounded_scalar(value, dtype: str) -> float:
+    """A Python number as eager converts it to `dtype` (through float32)."""
+    return float(torch.tensor(float(value), dtype=torch.float32).to(TORCH_DTYPES[dtype]))
+
+
 class BodyBuilder:
     """Emits the ops of one loop body over `shape` (and `reduction` ranges)."""
 
-    def __init__(self, shape: tuple[int, ...], compute: str, reduction: tuple[int, ...] = ()):
+    def __init__(
+        self,
+        shape: tuple[int, ...],
+        compute: str,
+        reduction: tuple[int, ...] = (),
+        operands: Operands | None = None,
+    ):
         self.shape = tuple(shape)
         self.vars = loop_vars(len(shape))
         self.rvars = loop_vars(len(reduction), "r")
         self.compute = compute
+        self.operands = operands
         self.ops: list[BodyOp] = []
         self.indirect_count = 0
 
@@ -66,11 +105,23 @@ class BodyBuilder:
         return self._emit("to_dtype", (v,), dtype, (("dtype", Enum(dtype)),))
 
     def value(self, arg, dtype: str | None = None) -> Value:
-        """A tensor argument (loaded) or a scalar (a constant), in `dtype`."""
+        """A tensor argument (loaded) or a scalar (a constant), in `dtype`
+        (default: the compute dtype, through the promoted one: Operands)."""
+        if dtype is None and self.operands is not None:
+            return self._promoted(arg, self.operands)
         dtype = dtype or self.compute
         if isinstance(arg, LTensor):
             return self.cast(self.load(arg), dtype)
         return self.const(arg, dtype)
+
+    def _promoted(self, arg, operands: Operands) -> Value:
+        if not isinstance(arg, LTensor):
+            value = arg if operands.exact else rounded_scalar(arg, operands.dtype)
+            return self.const(value, self.compute)
+        v = self.load(arg)
+        if arg.dtype != operands.dtype and not (operands.exact_0d and not arg.shape):
+            v = self.cast(v, operands.dtype)
+        return self.cast(v, self.compute)
 
     def op(self, name: str, *operands: Value) -> Value:
         rule = BODY_OPS[name].rule

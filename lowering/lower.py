@@ -33,7 +33,7 @@ from ir_text import (
     to_torch,
 )
 
-from .body import BodyBuilder, compute_dtype
+from .body import BodyBuilder, Operands, compute_dtype
 from .pointwise import POINTWISE
 from .rules import NODE_RULES
 from .tensors import COPIES, VIEWS, LTensor, NotLowerable, of_buffer
@@ -62,6 +62,21 @@ def fallback_ops(module: Module) -> tuple[str, ...]:
 def extern_ops(module: Module) -> tuple[str, ...]:
     """Every ATen op a lowered module calls (fallbacks and matmul/convolution)."""
     return tuple(sorted({n.target for n in module.nodes if n.kind == "extern"}))
+
+
+# The ops whose f16/bf16 kernels read a scalar argument at its own
+# precision, not rounded to the tensor's dtype (ATen's original_scalar_value
+# in its CPU mul and div kernels; see body.Operands).
+EXACT_SCALARS = frozenset(
+    {
+        "aten.mul.Tensor",
+        "aten.mul.Scalar",
+        "aten.div.Tensor",
+        "aten.div.Scalar",
+        "aten.div.Tensor_mode",
+        "aten.div.Scalar_mode",
+    }
+)
 
 
 def _promoted(op: GraphOp, positions) -> str:
@@ -114,9 +129,9 @@ class Lowering:
         self.nodes.append(LoopNode(buffer, kind, shape, tuple(reduction), origin, body.ops, loc))
         return of_buffer(buffer)
 
-    def pointwise(self, shape, dtype: str, fn, compute: str | None = None) -> LTensor:
+    def pointwise(self, shape, dtype: str, fn, compute: str | None = None, operands=None) -> LTensor:
         """A pointwise node whose body is `fn(builder)`, stored as `dtype`."""
-        b = BodyBuilder(shape, compute or compute_dtype(dtype))
+        b = BodyBuilder(shape, compute or compute_dtype(dtype), operands=operands)
         b.store(b.cast(fn(b), dtype))
         return self.loop("pointwise", shape, dtype, b)
 
@@ -223,12 +238,17 @@ class Lowering:
     def _pointwise(self, op: GraphOp, args, kwargs) -> LTensor:
         spec = POINTWISE[op.target]
         out = op.results[0].type
+        promoted = _promoted(op, spec.promote_args)
         compute = {
             "out": lambda: compute_dtype(out.dtype),
-            "promote": lambda: compute_dtype(_promoted(op, spec.promote_args)),
+            "promote": lambda: compute_dtype(promoted),
             "bool": lambda: "b8",
         }[spec.compute]()
-        return self.pointwise(out.shape, out.dtype, lambda b: spec.fn(b, *args, **kwargs), compute)
+        operands = None
+        if compute_dtype(promoted) == compute != promoted:  # f16 or bf16 computed in f32
+            exact = op.target in EXACT_SCALARS
+            operands = Operands(promoted, exact, exact and module_device(self.module) == "cpu")
+        return self.pointwise(out.shape, out.dtype, lambda b: spec.fn(b, *args, **kwargs), compute, operands)
 
 
 def _extern_strides(target: str, args, kwargs, results, device: str) -> list[tuple[int, ...]]:
