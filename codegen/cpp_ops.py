@@ -48,6 +48,7 @@ _OPS = {
     "pow": "tirc_pow({0}, {1})",
     "floor_divide": "tirc_floordiv({0}, {1})",
     "remainder": "tirc_remainder({0}, {1})",
+    "fmod": "tirc_fmod({0}, {1})",
     "bitwise_and": "({0} & {1})",
     "bitwise_or": "({0} | {1})",
     "bitwise_xor": "({0} ^ {1})",
@@ -90,6 +91,7 @@ _BOOL_OPS = {
 _CHECKED_DIVISIONS = {
     "floor_divide": "tirc_floordiv({0}, {1}, p_error)",
     "remainder": "tirc_remainder({0}, {1}, p_error)",
+    "fmod": "tirc_fmod({0}, {1}, p_error)",
 }
 SUPPORTED_OPS = frozenset(_OPS) | {"load", "store", "constant", "index", "reduce", "scan"}
 

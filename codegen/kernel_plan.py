@@ -34,7 +34,7 @@ class Compute:
     attrs: tuple
 
 
-_INT_DIVISIONS = frozenset({"floor_divide", "remainder"})
+_INT_DIVISIONS = frozenset({"floor_divide", "remainder", "fmod"})
 
 
 def checked_op(op: str, dtype: str) -> bool:

@@ -176,6 +176,8 @@ def helpers_used(plans: list[KernelPlan]) -> list[str]:
     lines = [HELPERS[h].strip() for h in HELPERS if h in used]
     if any("_INTERPRETED" in line for line in lines):
         lines.insert(0, "_INTERPRETED = tl.constexpr(triton_runtime.interpreted())")
+    if any("libdevice." in line for line in lines):
+        lines.insert(0, "from triton.language.extra import libdevice  # noqa: E402")
     return lines
 
 

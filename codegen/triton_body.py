@@ -84,6 +84,7 @@ _OPS = {
     "atan2": "_atan2({0}, {1})",
     "floor_divide": "_floordiv({0}, {1})",
     "remainder": "_remainder({0}, {1})",
+    "fmod": "_fmod({0}, {1})",
     "bitwise_and": "({0} & {1})",
     "bitwise_or": "({0} | {1})",
     "bitwise_xor": "({0} ^ {1})",

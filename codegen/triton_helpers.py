@@ -17,11 +17,26 @@ def _round_half_even(x):
     odd = (r - 2.0 * tl.floor(r * 0.5)) != 0
     return tl.where(tie & odd, r - 1.0, r)
 """,
+    # Floats as ATen's div_floor_floating: from the exact fmod, not
+    # floor(a / b), whose rounding makes 1.0 // 0.1 10 instead of 9. The
+    # zero quotient takes the sign of a / b in bits (see _pow).
     "_floordiv": """
 @triton.jit
 def _floordiv(a, b):
     if a.dtype.is_floating():
-        q = tl.floor(a / b)
+        mod = _fmod(a, b)
+        div = (a - mod) / b
+        div = tl.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1.0, div)
+        floored = tl.floor(div)
+        floored = tl.where(div - floored > 0.5, floored + 1.0, floored)
+        if a.dtype == tl.float64:
+            bits = tl.int64
+        else:
+            bits = tl.int32
+        shift = a.dtype.primitive_bitwidth - 1
+        quotient = a / b
+        zero = ((quotient.to(bits, bitcast=True) >> shift) << shift).to(a.dtype, bitcast=True)
+        q = tl.where(b == 0, quotient, tl.where(div != 0, floored, zero))
     else:
         q = a // b
         q = tl.where(((a % b) != 0) & ((a < 0) != (b < 0)), q - 1, q)
@@ -31,10 +46,26 @@ def _floordiv(a, b):
 @triton.jit
 def _remainder(a, b):
     if a.dtype.is_floating():
-        r = a - b * tl.floor(a / b)
+        r = _fmod(a, b)
     else:
         r = a % b
-        r = tl.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+    r = tl.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+    return r
+""",
+    # C's fmod, exact: libdevice's on the GPU (Triton's float % is
+    # a - b * trunc(a / b) there), numpy's under the interpreter, whose
+    # float % is numpy.fmod. Integer % truncates already; -1 gives 0 (the
+    # minimum over -1 overflows in the GPU's remainder).
+    "_fmod": """
+@triton.jit
+def _fmod(a, b):
+    if a.dtype.is_floating():
+        if _INTERPRETED:
+            r = a % b
+        else:
+            r = libdevice.fmod(a, b)
+    else:
+        r = tl.where(b == -1, 0, a % tl.where(b == -1, 1, b)).to(a.dtype)
     return r
 """,
     "_pow": """
@@ -44,7 +75,8 @@ def _pow(a, b):
         mag = tl.exp(b * tl.log(tl.abs(a)))
         b_odd = (b - 2.0 * tl.floor(b * 0.5)) == 1.0
         b_int = tl.floor(b) == b
-        neg = tl.where(b_int, tl.where(b_odd, -mag, mag), float("nan"))
+        # A negative base to a non-integer power is NaN, but -inf's is inf or 0.
+        neg = tl.where(b_int, tl.where(b_odd, -mag, mag), tl.where(a == float("-inf"), mag, float("nan")))
         zero = tl.where(b == 0, 1.0, tl.where(b > 0, 0.0, float("inf")))
         # -0.0 to an odd integer power keeps its sign. In bits: the GPU
         # compiler may treat the sign of a zero as insignificant (a select
@@ -94,13 +126,32 @@ def _atan(x):
 def _asin(x):
     return _atan(x / tl.sqrt((1.0 - x) * (1.0 + x)))
 """,
+    # libdevice's atan2 on the GPU. Under the interpreter, which has no
+    # atan2: the angle of (|y|, x), in [0, pi], with C's values at zeros
+    # and infinities, then the sign of y put on in bits (atan2(-0.0, -1) is -pi).
     "_atan2": """
 @triton.jit
 def _atan2(y, x):
-    a = _atan(y / x)
-    pi = 3.141592653589793
-    a = tl.where(x < 0, tl.where(y < 0, a - pi, a + pi), a)
-    a = tl.where(x == 0, tl.where(y > 0, pi / 2, tl.where(y < 0, -pi / 2, 0.0)), a)
+    if _INTERPRETED:
+        pi = 3.141592653589793
+        if y.dtype == tl.float64:
+            bits = tl.int64
+        else:
+            bits = tl.int32
+        shift = y.dtype.primitive_bitwidth - 1
+        x_negative = x.to(bits, bitcast=True) < 0
+        ay = tl.abs(y)
+        inf = float("inf")
+        t = _atan(ay / x)
+        m = tl.where(x_negative, t + pi, t)
+        m = tl.where(x == 0, pi / 2, m)
+        m = tl.where(ay == inf, tl.where(x == inf, pi / 4, tl.where(x == -inf, 3 * pi / 4, pi / 2)), m)
+        m = tl.where(ay == 0, tl.where(x_negative, pi, 0.0), m)
+        m = tl.where((y != y) | (x != x), float("nan"), m).to(y.dtype)
+        sign = (y.to(bits, bitcast=True) >> shift) << shift
+        a = (m.to(bits, bitcast=True) | sign).to(y.dtype, bitcast=True)
+    else:
+        a = libdevice.atan2(y, x)
     return a
 """,
 }
@@ -186,6 +237,8 @@ def _last_column(x):
     return tl.sum(tl.where(last, x, 0), 1)[:, None]
 """
 _HELPER_DEPS = {
+    "_floordiv": ("_fmod",),
+    "_remainder": ("_fmod",),
     "_asin": ("_atan",),
     "_atan2": ("_atan",),
     "_argmax_rows": ("_max_rows", "_maximum_nan"),

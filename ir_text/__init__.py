@@ -1,6 +1,6 @@
 """The IR of every stage: data model, grammar, printer, parser, verifier."""
 
-from .dtypes import INT_DTYPES, TORCH_DTYPES, from_torch, is_float, to_torch
+from .dtypes import INT_DTYPES, TORCH_DTYPES, from_torch, int_range, is_float, to_torch, wrapped_int
 from .errors import TircError, error_at
 from .graph_check import (
     Shapes,
@@ -96,6 +96,7 @@ __all__ = [
     "index_max",
     "index_min",
     "index_var",
+    "int_range",
     "is_float",
     "loop_vars",
     "module_device",
@@ -114,5 +115,6 @@ __all__ = [
     "to_torch",
     "to_torch_arg",
     "value_names",
+    "wrapped_int",
     "verify",
 ]

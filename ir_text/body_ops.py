@@ -47,7 +47,7 @@ BODY_OPS: dict[str, BodyOpDef] = {
     **_defs("same", 2, "add sub mul maximum minimum"),
     **_defs("float", 2, "truediv atan2"),
     **_defs("same", 2, "pow"),
-    **_defs("same", 2, "floor_divide remainder"),
+    **_defs("same", 2, "floor_divide remainder fmod"),
     **_defs("bitwise", 2, "bitwise_and bitwise_or bitwise_xor"),
     **_defs("bitwise", 1, "bitwise_not"),
     **_defs("compare", 2, "eq ne lt le gt ge"),

@@ -23,6 +23,19 @@ FLOAT_DTYPES = frozenset({"f16", "bf16", "f32", "f64"})
 INT_DTYPES = frozenset({"u8", "i8", "i16", "i32", "i64"})
 
 
+def int_range(dtype: str) -> tuple[int, int]:
+    """The least and greatest value of an integer dtype."""
+    info = torch.iinfo(to_torch(dtype))
+    return info.min, info.max
+
+
+def wrapped_int(value: int, dtype: str) -> int:
+    """`value` wrapped into the integer dtype's range, as a C cast (and
+    PyTorch's conversion of a Python int operand) wraps it: 300 as u8 is 44."""
+    low, high = int_range(dtype)
+    return (value - low) % (high - low + 1) + low
+
+
 def is_float(dtype: str) -> bool:
     return dtype in FLOAT_DTYPES
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from .body_ops import ACCEPTS, BODY_OPS, REDUCTION_RESULT, REDUCTIONS, SCANS
-from .dtypes import INT_DTYPES, TORCH_DTYPES, is_float
+from .dtypes import INT_DTYPES, TORCH_DTYPES, int_range, is_float
 from .errors import TircError, error_at
 from .index import index_bounds, index_symbols, non_overlapping
 from .graph_check import check_call, check_graph, input_shapes
@@ -291,6 +291,9 @@ def _rule_constant(op, node, scope, local):
     )
     if not ok:
         raise _fail(op, f"constant {{value = ...}} does not fit its type {dtype}")
+    if dtype in INT_DTYPES and not int_range(dtype)[0] <= value <= int_range(dtype)[1]:
+        low, high = int_range(dtype)
+        raise _fail(op, f"constant {value} is outside the range of {dtype} [{low}, {high}]")
 
 
 def _rule_cast(op, node, scope, local):

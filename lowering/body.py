@@ -18,6 +18,7 @@ from ir_text import (
     index_var,
     is_float,
     loop_vars,
+    wrapped_int,
 )
 
 from .tensors import LTensor
@@ -96,7 +97,8 @@ class BodyBuilder:
         elif is_float(dtype):
             value = float(value)
         else:
-            value = int(value)
+            # A Python int operand wraps into the tensor's dtype (u8 + 300 adds 44).
+            value = wrapped_int(int(value), dtype)
         return self._emit("constant", (), dtype, (("value", value),))
 
     def cast(self, v: Value, dtype: str) -> Value:

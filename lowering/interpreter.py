@@ -68,6 +68,7 @@ _BINARY = {
     "atan2": torch.atan2,
     "floor_divide": lambda a, b: torch.div(a, b, rounding_mode="floor"),
     "remainder": torch.remainder,
+    "fmod": torch.fmod,
     "bitwise_and": torch.bitwise_and,
     "bitwise_or": torch.bitwise_or,
     "bitwise_xor": torch.bitwise_xor,

@@ -135,14 +135,7 @@ def _div_mode(b: BodyBuilder, x, y, rounding_mode=None):
     return b.where(b.op("logical_and", inexact, signs_differ), b.op("add", q, b.const(1)), q)
 
 
-@rule("aten.fmod.Tensor", "aten.fmod.Scalar")
-def _fmod(b: BodyBuilder, x, y):
-    """C's fmod (the dividend's sign), from Python's remainder (the divisor's)."""
-    x, y = b.value(x), b.value(y)
-    r = b.op("remainder", x, y)
-    zero = b.const(0)
-    differs = b.op("ne", b.op("lt", r, zero), b.op("lt", x, zero))
-    return b.where(b.op("logical_and", b.op("ne", r, zero), differs), b.op("sub", r, y), r)
+_binary("fmod", "aten.fmod.Tensor", "aten.fmod.Scalar")
 
 
 @rule("aten.relu.default")

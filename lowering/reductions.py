@@ -120,7 +120,10 @@ def _value_and_index(value_kind, index_kind):
 def _logical(kind):
     def rule(ctx, op, x, dim=None, keepdim=False):
         def truth(b, v, idx):
-            return v if v.type == "b8" else b.op("ne", v, b.const(0, v.type))
+            if v.type == "b8":
+                return v
+            v = b.cast(v, compute_dtype(v.type))  # f16 and bf16 are compared in f32
+            return b.op("ne", v, b.const(0, v.type))
 
         return reduction(ctx, x, _dims(x, dim), keepdim, _out(op), kind, acc="b8", pre=truth)
 

@@ -72,6 +72,14 @@ BAD_EDITS = {
         "is not a value of this loop body",
     ),
     "misnamed indirect": (("%ind0 = indirect", "%k = indirect"), "%k = indirect", "must be named %ind0"),
+    "integer constant out of range": (
+        (
+            "  %2 = index [max(0, i0 - 2) + min(3, i0)] : i64\n",
+            "  %2 = constant() {value = 9223372036854775808} : i64\n",
+        ),
+        "value = 9223372036854775808",
+        "outside the range of i64",
+    ),
     "indirect wrap not a bool": (("{size = 37}", "{size = 37, wrap = 1}"), "wrap = 1", "true or false"),
     "indirect range too large": (
         ("{size = 37}", "{size = 300}"),

@@ -161,9 +161,20 @@ static inline float tirc_sqrt(float a) { return __builtin_sqrtf(a); }
 static inline double tirc_sqrt(double a) { return __builtin_sqrt(a); }
 template <typename T> static inline T tirc_sign(T a) { return (T)((T(0) < a) - (a < T(0))); }
 
-// Python's floor division and modulo (the sign of the divisor).
-static inline float tirc_floordiv(float a, float b) { return __builtin_floorf(a / b); }
-static inline double tirc_floordiv(double a, double b) { return __builtin_floor(a / b); }
+// Python's floor division and modulo (the sign of the divisor). For floats
+// as ATen's div_floor_floating: from the exact fmod, not floor(a / b), whose
+// rounding makes 1.0 // 0.1 10 instead of 9.
+template <typename F> static inline F tirc_floordiv_float(F a, F b) {
+  if (b == 0) return a / b;
+  F mod = __builtin_fmod(a, b);
+  F div = (a - mod) / b;
+  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
+  if (div == 0) return __builtin_copysign(F(0), a / b);
+  F floored = __builtin_floor(div);
+  return div - floored > F(0.5) ? floored + 1 : floored;
+}
+static inline float tirc_floordiv(float a, float b) { return tirc_floordiv_float<float>(a, b); }
+static inline double tirc_floordiv(double a, double b) { return tirc_floordiv_float<double>(a, b); }
 // Integers in index math, whose divisors are positive (an IR rule).
 template <typename T> static inline T tirc_floordiv(T a, T b) {
   T q = a / b;
@@ -196,6 +207,16 @@ template <typename T> static inline T tirc_remainder(T a, T b, int64_t* error) {
     return 0;
   }
   return b == -1 ? T(0) : tirc_remainder(a, b);
+}
+// C's fmod (the sign of the dividend): exact for floats.
+static inline float tirc_fmod(float a, float b) { return __builtin_fmodf(a, b); }
+static inline double tirc_fmod(double a, double b) { return __builtin_fmod(a, b); }
+template <typename T> static inline T tirc_fmod(T a, T b, int64_t* error) {
+  if (__builtin_expect(b == 0, 0)) {
+    tirc_error(error, 2, 0, 0);
+    return 0;
+  }
+  return b == -1 ? T(0) : T(a % b);
 }
 // pow: integers by squaring with wrap-around (as PyTorch); a negative exponent
 // gives 0 except for bases 1 and -1.
