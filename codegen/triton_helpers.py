@@ -64,8 +64,10 @@ def _fmod(a, b):
             r = a % b
         else:
             r = libdevice.fmod(a, b)
-    else:
+    elif a.dtype.is_int_signed():
         r = tl.where(b == -1, 0, a % tl.where(b == -1, 1, b)).to(a.dtype)
+    else:
+        r = a % b
     return r
 """,
     "_pow": """

@@ -140,16 +140,27 @@ _binary("fmod", "aten.fmod.Tensor", "aten.fmod.Scalar")
 
 @rule("aten.relu.default")
 def _relu(b: BodyBuilder, x):
-    return b.op("maximum", b.value(x), b.const(0))
+    return _bound(b, b.value(x), 0, "lt")
 
 
 def _clamp(b: BodyBuilder, x, low, high):
     v = b.value(x)
     if low is not None:
-        v = b.op("maximum", v, b.value(low))
+        v = _bound(b, v, low, "lt")
     if high is not None:
-        v = b.op("minimum", v, b.value(high))
+        v = _bound(b, v, high, "gt")
     return v
+
+
+def _bound(b: BodyBuilder, v, bound, past: str):
+    """`v`, or `bound` where `v` is past it (`lt` a lower bound, `gt` an
+    upper one). A number bound is a select, as eager's clamp, so that
+    relu(-0.0) is -0.0 and a NaN passes; a tensor bound (which may be NaN,
+    and then wins) is a NaN-propagating maximum or minimum."""
+    if isinstance(bound, (int, float)) and not math.isnan(bound):
+        c = b.value(bound)
+        return b.where(b.op(past, v, c), c, v)
+    return b.op("maximum" if past == "lt" else "minimum", v, b.value(bound))
 
 
 @rule("aten.clamp.default", "aten.clamp.Tensor")

@@ -2,7 +2,8 @@
 through the reference interpreter, against eager: Python's float floor
 division and remainder (exact, from fmod), C's fmod with infinite divisors,
 pow of -inf, atan2 at signed zeros and infinities, any() of halves, and
-integer scalars outside the tensor's dtype (they wrap, as in eager). Zeros
+integer scalars outside the tensor's dtype (they wrap, as in eager), relu
+and clamp of -0.0 and NaN. Zeros
 must carry eager's sign; NaNs must sit where eager's do."""
 
 from __future__ import annotations
@@ -53,6 +54,22 @@ CASES = {
         ],
     ),
 }
+
+
+def _clamped():
+    return [_with_random([-0.0, 0.0, -1.0, 1.0, 6.0, -INF, INF, NAN, 7.0, -7.0])]
+
+
+CASES.update(
+    {
+        # Number bounds keep -0.0 and NaN as eager's clamp does.
+        "relu": (torch.relu, _clamped),
+        "relu6": (torch.nn.functional.relu6, _clamped),
+        "clamp": (lambda x: torch.clamp(x, -1.0, 6.0), _clamped),
+        "clamp_min": (lambda x: torch.clamp(x, min=0), _clamped),
+        "hardtanh": (torch.nn.functional.hardtanh, _clamped),
+    }
+)
 INT_CASES = {
     "u8_plus_300": (lambda u, i: u + 300, torch.uint8),
     "u8_minus_300": (lambda u, i: u - 300, torch.uint8),

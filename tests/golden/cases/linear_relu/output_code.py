@@ -248,8 +248,9 @@ extern "C" void k2(const float* p_buf1, float* p_buf2) {
     for (int64_t i1 = 0; i1 < 16; ++i1) {
       float t0 = p_buf1[16*i0 + i1];
       float t1 = float(0.0);
-      float t2 = tirc_maximum(t0, t1);
-      p_buf2[16*i0 + i1] = t2;
+      bool t2 = (t0 < t1);
+      float t3 = (t2 ? t1 : t0);
+      p_buf2[16*i0 + i1] = t3;
     }
   }
 }
