@@ -166,7 +166,13 @@ def compile(
     with output_code.py and manifest.json.
     """
     with _gc_paused():
-        return _compile(model_or_fn, example_inputs, backend, device, dump_after, dump_dir, options, source)
+        try:
+            return _compile(
+                model_or_fn, example_inputs, backend, device, dump_after, dump_dir, options, source
+            )
+        except TircError as err:
+            # An error that names no file is about the call's arguments.
+            raise err.located("tirc.compile") from None
 
 
 @contextlib.contextmanager

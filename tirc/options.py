@@ -74,7 +74,7 @@ class Options:
                 raise TircError(f"unknown option '{key}' (known: {', '.join(sorted(fields))})")
             kind = type(values[key])
             if type(value) is not kind:
-                raise TircError(f"option '{key}' takes a {kind.__name__}, got {value!r}")
+                raise TircError(f"option '{key}' takes {_KIND_NAMES[kind]}, got {value!r}")
             values[key] = value
         return cls(**values)
 
@@ -93,6 +93,9 @@ class Options:
         return Options.from_pairs(pairs, self)
 
 
+_KIND_NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
 def _convert(key: str, raw: str, kind: type):
     if kind is bool:
         if raw.lower() in ("true", "1", "yes", "on"):
@@ -106,7 +109,7 @@ def _convert(key: str, raw: str, kind: type):
             pass
     else:
         return raw
-    raise TircError(f"option '{key}' takes a {kind.__name__}, got '{raw}'")
+    raise TircError(f"option '{key}' takes {_KIND_NAMES[kind]}, got '{raw}'")
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ command around repro.reduce_module (which only edits IR).
 A signature is what must stay the same while the dump shrinks:
 - `mismatch`: the compiled code differs from the reference in the same
   output (the reducer keeps that output first, so it is output 0 after);
-- `crash[:REGEX]`: an exception of the same type whose message matches
-  REGEX (default: the first message with its numbers and value names made
-  wildcards);
+- `crash[:REGEX]`: an exception of the same type whose `TYPE: message`
+  line, as tirc prints a crash, matches REGEX (default: the first message
+  with its numbers and value names made wildcards);
 - `cmd:SHELL`: SHELL exits 0 on the candidate (its path replaces `{}`, or
   is appended), as C-Reduce's interestingness test.
 """
@@ -44,11 +44,16 @@ class Outcome:
     error_type: str = ""
     message: str = ""
 
+    @property
+    def crash_line(self) -> str:
+        """A crash as tirc prints it, what `crash:REGEX` is matched against."""
+        return f"{self.error_type}: {self.message}"
+
     def describe(self) -> str:
         if self.kind == "mismatch":
             return f"mismatch in output {self.output}: {self.message}"
         if self.kind == "crash":
-            return f"crash: {self.error_type}: {self.message}"
+            return f"crash: {self.crash_line}"
         if self.kind == "invalid":
             return f"an invalid dump: {self.message}"
         if self.kind == "interesting":
@@ -155,7 +160,7 @@ class Signature:
         return (
             outcome.kind == "crash"
             and outcome.error_type == self.error_type
-            and re.search(self.pattern, outcome.message) is not None
+            and re.search(self.pattern, outcome.crash_line) is not None
         )
 
 
@@ -163,11 +168,11 @@ def signature_of(until: Until, first: Outcome) -> Signature:
     """The signature the reduction keeps, from the input's own failure."""
     wanted = {"mismatch": "mismatch", "crash": "crash", "cmd": "interesting"}[until.kind]
     if first.kind != wanted or (
-        until.kind == "crash" and until.pattern and not re.search(until.pattern, first.message)
+        until.kind == "crash" and until.pattern and not re.search(until.pattern, first.crash_line)
     ):
         what = {"mismatch": "a mismatch", "crash": "a crash", "cmd": "the command to exit 0"}[until.kind]
         if until.kind == "crash" and until.pattern:
-            what = f"a crash whose message matches /{until.pattern}/"
+            what = f"a crash whose 'TYPE: message' matches /{until.pattern}/"
         raise TircError(f"--until {until.kind}: expected {what}, but the dump gives {first.describe()}")
     if until.kind == "mismatch":
         return Signature("mismatch", first.output)

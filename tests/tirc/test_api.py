@@ -72,6 +72,21 @@ def test_dump_after_fusion_only(tmp_path):
     assert all(node.loc is not None and node.loc.file == "test_api.py" for node in module.nodes)
 
 
+@pytest.mark.parametrize(
+    "options, says",
+    [
+        ({"fusion_bisect_limit": "x"}, "option 'fusion_bisect_limit' takes an integer, got 'x'"),
+        ({"fusion": 1}, "option 'fusion' takes true or false, got 1"),
+        ({"inject_fault": "capture:crash"}, "inject_fault takes PASS:crash"),
+        ({"backend": "triton"}, "contradicts backend='cpp'"),
+    ],
+)
+def test_a_bad_argument_names_tirc_compile(options, says):
+    with pytest.raises(tirc.TircError) as info:
+        tirc.compile(lambda x: x + 1, [torch.randn(5)], options=options)
+    assert str(info.value).startswith("tirc.compile: error: ") and says in str(info.value), str(info.value)
+
+
 def test_dump_after_without_dump_dir_is_refused():
     with pytest.raises((ValueError, tirc.TircError)):
         tirc.compile(swish_bias, [torch.randn(3), torch.randn(3)], dump_after=("fusion",))
