@@ -77,18 +77,20 @@ def _pow(a, b):
         mag = tl.exp(b * tl.log(tl.abs(a)))
         b_odd = (b - 2.0 * tl.floor(b * 0.5)) == 1.0
         b_int = tl.floor(b) == b
-        # A negative base to a non-integer power is NaN, but -inf's is inf or 0.
-        neg = tl.where(b_int, tl.where(b_odd, -mag, mag), tl.where(a == float("-inf"), mag, float("nan")))
-        zero = tl.where(b == 0, 1.0, tl.where(b > 0, 0.0, float("inf")))
-        # -0.0 to an odd integer power keeps its sign. In bits: the GPU
-        # compiler may treat the sign of a zero as insignificant (a select
-        # of -0.0 and 0.0 folded to 0.0), not an integer's bit.
+        # A negative base (-0.0 included) to an odd integer power flips the
+        # sign. In bits: the GPU compiler may treat the sign of a zero as
+        # insignificant (a select of -0.0 and 0.0 folded to 0.0, -mag to
+        # mag where mag is 0), not an integer's bit.
         if a.dtype == tl.float64:
             bits = tl.int64
         else:
             bits = tl.int32
         sign = a.to(bits, bitcast=True) < 0
         flip = tl.where(b_int & b_odd & sign, 1, 0).to(bits) << (a.dtype.primitive_bitwidth - 1)
+        signed = (mag.to(bits, bitcast=True) ^ flip).to(a.dtype, bitcast=True)
+        # A negative base to a non-integer power is NaN, but -inf's is inf or 0.
+        neg = tl.where(b_int, signed, tl.where(a == float("-inf"), mag, float("nan")))
+        zero = tl.where(b == 0, 1.0, tl.where(b > 0, 0.0, float("inf")))
         zero = (zero.to(a.dtype).to(bits, bitcast=True) ^ flip).to(a.dtype, bitcast=True)
         out = tl.where(a > 0, mag, tl.where(a == 0, zero, neg))
         acc = tl.where(b == 0, 1.0, out)

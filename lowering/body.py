@@ -62,8 +62,10 @@ class BodyBuilder:
         compute: str,
         reduction: tuple[int, ...] = (),
         operands: Operands | None = None,
+        device: str = "cpu",
     ):
         self.shape = tuple(shape)
+        self.device = device  # "cpu" or "cuda": where eager's semantics differ (pointwise._bound)
         self.vars = loop_vars(len(shape))
         self.rvars = loop_vars(len(reduction), "r")
         self.compute = compute

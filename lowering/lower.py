@@ -66,17 +66,24 @@ def extern_ops(module: Module) -> tuple[str, ...]:
 
 # The ops whose f16/bf16 kernels read a scalar argument at its own
 # precision, not rounded to the tensor's dtype (ATen's original_scalar_value
-# in its CPU mul and div kernels; see body.Operands).
-EXACT_SCALARS = frozenset(
-    {
-        "aten.mul.Tensor",
-        "aten.mul.Scalar",
-        "aten.div.Tensor",
-        "aten.div.Scalar",
-        "aten.div.Tensor_mode",
-        "aten.div.Scalar_mode",
-    }
-)
+# and opmath scalars; see body.Operands), by device: on the CPU mul and div
+# only; on CUDA add and sub as well (measured on an H200, torch 2.11).
+_EXACT_ON_BOTH = {
+    "aten.mul.Tensor",
+    "aten.mul.Scalar",
+    "aten.div.Tensor",
+    "aten.div.Scalar",
+    "aten.div.Tensor_mode",
+    "aten.div.Scalar_mode",
+}
+EXACT_SCALARS = {
+    "cpu": frozenset(_EXACT_ON_BOTH),
+    "cuda": frozenset(
+        _EXACT_ON_BOTH
+        | {"aten.add.Tensor", "aten.add.Scalar", "aten.sub.Tensor", "aten.sub.Scalar"}
+        | {"aten.rsub.Tensor", "aten.rsub.Scalar"}
+    ),
+}
 
 
 def _promoted(op: GraphOp, positions) -> str:
@@ -131,7 +138,8 @@ class Lowering:
 
     def pointwise(self, shape, dtype: str, fn, compute: str | None = None, operands=None) -> LTensor:
         """A pointwise node whose body is `fn(builder)`, stored as `dtype`."""
-        b = BodyBuilder(shape, compute or compute_dtype(dtype), operands=operands)
+        device = "cuda" if module_device(self.module).startswith("cuda") else "cpu"
+        b = BodyBuilder(shape, compute or compute_dtype(dtype), operands=operands, device=device)
         b.store(b.cast(fn(b), dtype))
         return self.loop("pointwise", shape, dtype, b)
 
@@ -246,8 +254,10 @@ class Lowering:
         }[spec.compute]()
         operands = None
         if compute_dtype(promoted) == compute != promoted:  # f16 or bf16 computed in f32
-            exact = op.target in EXACT_SCALARS
-            operands = Operands(promoted, exact, exact and module_device(self.module) == "cpu")
+            device = "cuda" if module_device(self.module).startswith("cuda") else "cpu"
+            exact = op.target in EXACT_SCALARS[device]
+            # A 0-d tensor is a scalar to ATen's kernels on the CPU only.
+            operands = Operands(promoted, exact, exact and device == "cpu")
         return self.pointwise(out.shape, out.dtype, lambda b: spec.fn(b, *args, **kwargs), compute, operands)
 
 

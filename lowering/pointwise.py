@@ -154,10 +154,11 @@ def _clamp(b: BodyBuilder, x, low, high):
 
 def _bound(b: BodyBuilder, v, bound, past: str):
     """`v`, or `bound` where `v` is past it (`lt` a lower bound, `gt` an
-    upper one). A number bound is a select, as eager's clamp, so that
-    relu(-0.0) is -0.0 and a NaN passes; a tensor bound (which may be NaN,
-    and then wins) is a NaN-propagating maximum or minimum."""
-    if isinstance(bound, (int, float)) and not math.isnan(bound):
+    upper one). On the CPU a number bound is a select, as eager's clamp
+    there, so that relu(-0.0) is -0.0 and a NaN passes; eager's CUDA clamp
+    is a maximum (relu(-0.0) is 0.0), and so is a tensor bound (which may be
+    NaN, and then wins): a NaN-propagating maximum or minimum."""
+    if b.device == "cpu" and isinstance(bound, (int, float)) and not math.isnan(bound):
         c = b.value(bound)
         return b.where(b.op(past, v, c), c, v)
     return b.op("maximum" if past == "lt" else "minimum", v, b.value(bound))

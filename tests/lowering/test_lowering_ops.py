@@ -16,6 +16,9 @@ import lowering
 import tirc
 from ir_text import parse, print_ir
 from tirc.compare import compare_outputs
+from tirc.compiler import capture_program
+from tirc.options import Options
+from tirc.pipeline import Context, run_stages
 
 
 def _nan_row(shape):
@@ -364,3 +367,33 @@ def test_an_updated_input_that_overlaps_another_is_refused():
         compiled(a[:5], a[3:8], a[15:])
     with pytest.raises(ValueError, match="input z, which the program updates in place, overlaps input y"):
         compiled(a[:5], a[10:15], a[14:19])
+
+
+def _lowered_on(device: str, fn, inputs) -> str:
+    """The lower dump of `fn` captured on the CPU and lowered for `device`
+    (fake tensors stand for CUDA ones: no GPU needed)."""
+    _, text, _, _ = capture_program(fn, inputs, "prog.py", None, Options())
+    if device == "cuda":
+        text = text.replace('device = "cpu"', 'device = "cuda"').replace('"cpp"', '"triton"')
+    module = parse(text, "01-capture.tir")
+    options = Options.from_pairs(list(module.options))
+    return print_ir(run_stages(module, Context(options), stop_after="lower"))
+
+
+def test_device_semantics_of_eager_are_followed_in_lowering():
+    """Eager differs by device, and lowering follows the program's: on the
+    CPU relu is a select (relu(-0.0) is -0.0) and an f16 add rounds its
+    scalar to f16; on CUDA relu is a maximum (0.0) and add reads the scalar
+    at its own precision. The CPU side is checked against eager elsewhere
+    (tests/codegen/test_numeric_edges.py, test_half_promotion.py), the CUDA
+    side on a GPU (tests/gpu/gpu_numeric.py)."""
+    x = torch.randn(7, 37)
+    s = 1.3330078125 + 2**-13
+    cpu, cuda = (_lowered_on(d, torch.relu, [x]) for d in ("cpu", "cuda"))
+    assert "where(" in cpu and "maximum(" not in cpu
+    assert "maximum(" in cuda and "where(" not in cuda
+    h = x.half()
+    cpu, cuda = (_lowered_on(d, lambda h: h + s, [h]) for d in ("cpu", "cuda"))
+    rounded = float(torch.tensor(s).half())
+    assert f"{{value = {rounded!r}}}" in cpu and f"{{value = {s!r}}}" not in cpu
+    assert f"{{value = {s!r}}}" in cuda
