@@ -133,3 +133,12 @@ def test_any_and_all_of_halves(dtype, backend, tmp_path):
     x[1, :-1] = 0
     x[2, 3] = NAN
     _check(lambda x: (x.any(1), x.all(1), x.any()), [x], backend, tmp_path)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+@pytest.mark.parametrize("n", [47, 129, 1000])
+def test_narrowing_round_trip_rounds_every_element(n, backend, tmp_path):
+    """double -> float -> double rounds each element to float (g++ 12.2's
+    SLP vectorizer once dropped the conversions of a loop's epilogue)."""
+    x = torch.rand(n, dtype=torch.float64) + 0.1
+    _check(lambda x: x.float().double() * 1, [x], backend, tmp_path)
