@@ -9,13 +9,29 @@ from __future__ import annotations
 # A dtype branch is an if/else with one return: compiled Triton (unlike the
 # interpreter) still builds the code after an early return in a constexpr if.
 HELPERS = {
+    # libdevice's rint on the GPU. Interpreted: values of 2**23 (f32) or
+    # 2**52 (f64) and more are integers already (x + 0.5 would round), and
+    # the result keeps x's sign (round(-0.4) is -0.0).
     "_round_half_even": """
 @triton.jit
 def _round_half_even(x):
-    r = tl.floor(x + 0.5)
-    tie = (r - x) == 0.5
-    odd = (r - 2.0 * tl.floor(r * 0.5)) != 0
-    return tl.where(tie & odd, r - 1.0, r)
+    if _INTERPRETED:
+        if x.dtype == tl.float64:
+            bits = tl.int64
+            big = 4503599627370496.0
+        else:
+            bits = tl.int32
+            big = 8388608.0
+        r = tl.floor(x + 0.5)
+        tie = (r - x) == 0.5
+        odd = (r - 2.0 * tl.floor(r * 0.5)) != 0
+        r = tl.where(tl.abs(x) >= big, x, tl.where(tie & odd, r - 1.0, r)).to(x.dtype)
+        shift = x.dtype.primitive_bitwidth - 1
+        sign = (x.to(bits, bitcast=True) >> shift) << shift
+        y = (r.to(bits, bitcast=True) | sign).to(x.dtype, bitcast=True)
+    else:
+        y = libdevice.rint(x)
+    return y
 """,
     # Floats as ATen's div_floor_floating: from the exact fmod, not
     # floor(a / b), whose rounding makes 1.0 // 0.1 10 instead of 9. The
@@ -73,7 +89,9 @@ def _fmod(a, b):
     "_pow": """
 @triton.jit
 def _pow(a, b):
-    if a.dtype.is_floating():
+    if a.dtype.is_floating() and not _INTERPRETED:
+        acc = libdevice.pow(a, b)
+    elif a.dtype.is_floating():
         mag = tl.exp(b * tl.log(tl.abs(a)))
         b_odd = (b - 2.0 * tl.floor(b * 0.5)) == 1.0
         b_int = tl.floor(b) == b
@@ -110,9 +128,9 @@ def _pow(a, b):
             acc = tl.where(b < 0, negative, acc)
     return acc
 """,
-    "_atan": """
+    "_atan_series": """
 @triton.jit
-def _atan(x):
+def _atan_series(x):
     # atan by range reduction to |t| <= tan(pi/12) and a short series.
     ax = tl.abs(x)
     inv = ax > 1.0
@@ -125,10 +143,10 @@ def _atan(x):
     p = tl.where(inv, 1.5707963267948966 - p, p)
     return tl.where(x < 0, -p, p)
 """,
-    "_asin": """
+    "_asin_series": """
 @triton.jit
-def _asin(x):
-    return _atan(x / tl.sqrt((1.0 - x) * (1.0 + x)))
+def _asin_series(x):
+    return _atan_series(x / tl.sqrt((1.0 - x) * (1.0 + x)))
 """,
     # libdevice's atan2 on the GPU. Under the interpreter, which has no
     # atan2: the angle of (|y|, x), in [0, pi], with C's values at zeros
@@ -146,7 +164,7 @@ def _atan2(y, x):
         x_negative = x.to(bits, bitcast=True) < 0
         ay = tl.abs(y)
         inf = float("inf")
-        t = _atan(ay / x)
+        t = _atan_series(ay / x)
         m = tl.where(x_negative, t + pi, t)
         m = tl.where(x == 0, pi / 2, m)
         m = tl.where(ay == inf, tl.where(x == inf, pi / 4, tl.where(x == -inf, 3 * pi / 4, pi / 2)), m)
@@ -159,6 +177,29 @@ def _atan2(y, x):
     return a
 """,
 }
+# Math functions: libdevice's on the GPU (accurate near 0 and at the ends of
+# the range: expm1(1e-7), sinh(710.0) in f64, f64 atan); under the
+# interpreter, which cannot run libdevice, formulas from triton.language.
+_LIBDEVICE_OR = {
+    "expm1": "tl.where(tl.abs(x) < 1e-5, x * (1.0 + 0.5 * x), tl.exp(x) - 1.0)",
+    "log1p": "tl.where(tl.abs(x) < 1e-4, x * (1.0 - x * (0.5 - x / 3.0)), tl.log(1.0 + x))",
+    "sinh": "(tl.exp(x) - tl.exp(-x)) * 0.5",
+    "cosh": "(tl.exp(x) + tl.exp(-x)) * 0.5",
+    "tanh": "2.0 * tl.sigmoid(2.0 * x) - 1.0",
+    "atan": "_atan_series(x)",
+    "asin": "_asin_series(x)",
+    "acos": "1.5707963267948966 - _asin_series(x)",
+}
+for _name, _formula in _LIBDEVICE_OR.items():
+    HELPERS[f"_{_name}"] = f"""
+@triton.jit
+def _{_name}(x):
+    if _INTERPRETED:
+        y = {_formula}
+    else:
+        y = libdevice.{_name}(x)
+    return y
+"""
 # Round to nearest even: the GPU's cast does; the interpreter's truncates, so
 # under it the rounding is spelled out (_INTERPRETED: wrapper header).
 HELPERS["_to_bf16"] = """
@@ -243,8 +284,11 @@ def _last_column(x):
 _HELPER_DEPS = {
     "_floordiv": ("_fmod",),
     "_remainder": ("_fmod",),
-    "_asin": ("_atan",),
-    "_atan2": ("_atan",),
+    "_atan": ("_atan_series",),
+    "_asin": ("_asin_series", "_atan_series"),
+    "_acos": ("_asin_series", "_atan_series"),
+    "_asin_series": ("_atan_series",),
+    "_atan2": ("_atan_series",),
     "_argmax_rows": ("_max_rows", "_maximum_nan"),
     "_argmin_rows": ("_min_rows", "_minimum_nan"),
     "_max_rows": ("_maximum_nan",),

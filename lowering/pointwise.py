@@ -56,7 +56,18 @@ _binary("mul", "aten.mul.Tensor", "aten.mul.Scalar")
 _binary("truediv", "aten.div.Tensor", "aten.div.Scalar")
 _binary("maximum", "aten.maximum.default")
 _binary("minimum", "aten.minimum.default")
-_binary("pow", "aten.pow.Tensor_Tensor", "aten.pow.Tensor_Scalar", "aten.pow.Scalar")
+_binary("pow", "aten.pow.Tensor_Tensor", "aten.pow.Scalar")
+
+
+@rule("aten.pow.Tensor_Scalar")
+def _pow_scalar(b: BodyBuilder, x, exponent):
+    """Eager computes a float tensor to the power 0.5 as sqrt and to -0.5 as
+    rsqrt, which differ from C's pow at -inf (NaN, not inf) and -0.0."""
+    if b.compute in ("f32", "f64") and exponent in (0.5, -0.5):
+        return b.op("sqrt" if exponent > 0 else "rsqrt", b.value(x))
+    return b.op("pow", b.value(x), b.value(exponent))
+
+
 _binary("atan2", "aten.atan2.default")
 _binary("remainder", "aten.remainder.Tensor", "aten.remainder.Scalar")
 _binary("bitwise_and", "aten.bitwise_and.Tensor", "aten.bitwise_and.Scalar")
