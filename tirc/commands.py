@@ -40,6 +40,11 @@ def header_inputs(module, path: str | None = None) -> list[torch.Tensor]:
     return inputs
 
 
+def _one_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
+
+
 def _report(mismatch, what: str) -> int:
     if mismatch is None:
         print(f"ok: outputs match {what}", file=sys.stderr)
@@ -123,7 +128,12 @@ def _check_program(module, call, program, state: list[torch.Tensor]) -> int:
     actual_state, actual_inputs = _clone(state), _clone(program.inputs)
     expected_inputs = _clone(program.inputs)
     with torch.no_grad():
-        expected = program.eager(expected_inputs)
+        try:
+            expected = program.eager(expected_inputs)
+        except Exception as err:  # the inputs are outside what the program accepts
+            raise TircError(
+                f"--check: eager PyTorch raises on the program's inputs: {_one_line(err)}"
+            ) from None
         actual = call(actual_state + actual_inputs)
     expected = torch.utils._pytree.tree_flatten(expected)[0]
     updated = _updated(module, actual_inputs, expected_inputs, skip=len(state))

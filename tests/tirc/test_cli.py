@@ -137,6 +137,13 @@ BAD_PROGRAMS = {
 }
 
 
+# get_inputs() gives a divisor of 0: eager raises, so --check has nothing to compare.
+DIVIDES_BY_ZERO = "import torch\n" + (
+    _PLUS_ONE.replace("return x + 1", "return x // (x - x)")
+    + "\n\ndef get_inputs():\n    return [torch.arange(3)]\n"
+)
+
+
 def line_of(text: str, needle: str) -> int:
     return text[: text.index(needle)].count("\n") + 1
 
@@ -232,6 +239,14 @@ def work(tmp_path_factory, dumps, sources):
     }
     for name, (_, says) in BAD_PROGRAMS.items():
         cases[name] = (["compile", f"{name}.py"], {"file": f"{name}.py", "says": says})
+    (work / "divides_by_zero.py").write_text(DIVIDES_BY_ZERO)
+    cases["check_where_eager_raises"] = (
+        ["compile", "divides_by_zero.py", "--check"],
+        {
+            "file": "divides_by_zero.py",
+            "says": "--check: eager PyTorch raises on the program's inputs: RuntimeError",
+        },
+    )
     return work, cases
 
 
@@ -331,6 +346,20 @@ def test_error_exit_2_one_located_line(work, batch, cli, monkeypatch, name):
     monkeypatch.chdir(directory)
     code, err = cli(*args)
     check_error(directory, code, err, want)
+
+
+def test_check_where_eager_raises_is_an_input_error(work, cli, monkeypatch):
+    """The program compiles, but eager raises on get_inputs(): nothing to
+    compare, so an error (exit 2) that says so, after the compile summary."""
+    directory, _ = work
+    monkeypatch.chdir(directory)
+    code, err = cli("compile", "divides_by_zero.py", "--check")
+    assert code == 2 and "Traceback" not in err and "internal error" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert last == (
+        "divides_by_zero.py: error: --check: eager PyTorch raises on the program's inputs: "
+        "RuntimeError: ZeroDivisionError"
+    ), err
 
 
 @pytest.mark.parametrize("name", PROCESS_CASES)
