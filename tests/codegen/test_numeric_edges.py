@@ -156,3 +156,13 @@ def test_narrowing_round_trip_rounds_every_element(n, backend, tmp_path):
     SLP vectorizer once dropped the conversions of a loop's epilogue)."""
     x = torch.rand(n, dtype=torch.float64) + 0.1
     _check(lambda x: x.float().double() * 1, [x], backend, tmp_path)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+def test_tanh_keeps_relative_accuracy_near_0(backend):
+    """tanh(1e-7) is 1e-7, not 0 or 1.19e-7 (2 sigmoid(2x) - 1 cancels)."""
+    x = torch.cat([torch.tensor([1e-7, -1e-7, 1e-3, 0.299, 0.3, 0.301, -0.0, 0.0, 9.0]), torch.randn(120)])
+    got, want = tirc.compile(torch.tanh, [x], backend=backend)(x), torch.tanh(x)
+    torch.testing.assert_close(got, want, rtol=5e-7, atol=0)
+    assert torch.equal(got[want == 0].signbit(), want[want == 0].signbit())
