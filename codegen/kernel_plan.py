@@ -126,6 +126,7 @@ class KernelPlan:
 
 
 _RESERVED = set(keyword.kwlist) | {
+    "error",  # p_error: the C++ kernels' error slot
     "torch",
     "triton",
     "tl",

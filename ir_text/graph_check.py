@@ -16,7 +16,7 @@ from torch._subclasses.fake_tensor import (
 
 from .dtypes import TORCH_DTYPES, from_torch
 from .errors import error_at
-from .index import contiguous_strides
+from .index import contiguous_strides, storage_span
 from .model import Device, Enum, Module, Symbol, Value
 
 # Bare-name literals other than dtypes that ATen schemas take.
@@ -177,6 +177,8 @@ def check_call(op, shapes: Shapes) -> None:
     if overload is None:
         raise error_at(op.pos, f"unknown op '{op.target}'")
     _check_arity(op, overload)
+    if op.target in _BOUNDS_CHECKS:
+        _BOUNDS_CHECKS[op.target](op)
     try:
         result = shapes.call(overload, op.args, op.kwargs)
     except _NO_SHAPES:
@@ -199,6 +201,29 @@ def check_call(op, shapes: Shapes) -> None:
             raise error_at(op.pos, f"{op.target} gives {got}, but the type says {want}")
         shapes[id(value)] = tensor
     _bind_declared(op, shapes)
+
+
+def _check_as_strided(op) -> None:
+    """A view must lie inside its source's storage: fake tensors do not
+    check it, and the real call fails only at run time."""
+    source, size, stride = op.args[:3]
+    offset = op.args[3] if len(op.args) > 3 else dict(op.kwargs).get("storage_offset", 0)
+    storage = getattr(getattr(source, "type", None), "storage_size", None)
+    numbers = all(type(v) is int for v in (*size, *stride, offset or 0))
+    if storage is None or not numbers:
+        return
+    offset = offset or 0
+    end = offset + storage_span(size, stride)
+    if offset < 0:
+        raise error_at(op.pos, f"{op.target}: a negative storage offset ({offset})")
+    if end > storage:
+        raise error_at(
+            op.pos, f"{op.target}: the view reaches element {end - 1} of a source of {storage} elements"
+        )
+
+
+# Calls whose arguments must fit the IR's own buffers, beyond ATen's checks.
+_BOUNDS_CHECKS = {"aten.as_strided.default": _check_as_strided}
 
 
 def _bind_declared(op, shapes: Shapes) -> None:

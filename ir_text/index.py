@@ -10,6 +10,7 @@ every printed `t`. Backends render the same structure through `render_index`.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass
 
@@ -169,6 +170,26 @@ def _render_product(expr, style) -> str:
 
 def index_symbols(expr) -> set[str]:
     return {s.name for s in sympy.sympify(expr).free_symbols}
+
+
+def index_magnitude(expr, ranges: dict[str, int]) -> int:
+    """A bound on the magnitude of every value computed on the way to `expr`
+    (each partial sum and product, each operand of a division): kernels
+    compute indices in int64, so an index is only safe when this is below
+    2**63. Variables range over `0 <= v < ranges[v]`."""
+    expr = sympy.sympify(expr)
+    if expr.is_Integer:
+        return abs(int(expr))
+    if expr.is_Symbol:
+        return max(ranges.get(expr.name, 1) - 1, 0)
+    parts = [index_magnitude(a, ranges) for a in expr.args]
+    if isinstance(expr, sympy.Add):
+        return sum(parts)
+    if isinstance(expr, sympy.Mul):
+        return math.prod(parts)
+    if isinstance(expr, sympy.Pow):
+        return parts[0] ** int(expr.exp)
+    return max(parts)  # floordiv, mod, min, max
 
 
 def index_bounds(expr, ranges: dict[str, int]) -> tuple[int, int]:

@@ -11,10 +11,10 @@ import math
 from .body_ops import ACCEPTS, BODY_OPS, REDUCTION_RESULT, REDUCTIONS, SCANS
 from .dtypes import INT_DTYPES, TORCH_DTYPES, int_range, is_float
 from .errors import TircError, error_at
-from .index import index_bounds, index_symbols, non_overlapping
+from .index import index_bounds, index_magnitude, index_symbols, non_overlapping
 from .graph_check import check_call, check_graph, input_shapes
 from .model import STAGES, BufferType, Enum, Module, Value
-from .printer import VERSION
+from .printer import VERSION, format_literal
 
 # Reduced-precision floats are storage types: loaded, converted, stored. The
 # arithmetic happens in float32 (as the lowering emits it), so every backend
@@ -117,7 +117,7 @@ def _check_inputs(m: Module) -> None:
         if any(s < 0 for s in t.strides):
             raise error_at(inp.pos, "negative input stride")
         if inp.device not in ("cpu", "cuda") and not inp.device.startswith("cuda:"):
-            raise error_at(inp.pos, f"unknown device '{inp.device}'")
+            raise error_at(inp.pos, f'unknown device {format_literal(inp.device)} (expected "cpu" or "cuda")')
 
 
 def _fail(op, message: str) -> TircError:
@@ -225,6 +225,7 @@ def _rule_load(op, node, scope, local):
         raise _fail(op, f"bad index: {err}") from None
     if math.prod(scope.values()) > 0 and (lo < 0 or hi >= storage):
         raise _fail(op, f"index range [{lo}, {hi}] is outside the {storage} elements of the source")
+    _check_int64(op, index, scope)
     if op.result.type != source.type.dtype:
         raise _fail(op, f"load of a {source.type.dtype} source typed {op.result.type}")
 
@@ -235,6 +236,14 @@ def _rule_index(op, node, scope, local):
         raise _fail(op, f"index uses '{sorted(unknown)[0]}', which is not a loop variable here")
     if op.result.type != "i64":
         raise _fail(op, "an index value is i64")
+    _check_int64(op, op.attr("index"), scope)
+
+
+def _check_int64(op, index, scope) -> None:
+    """Kernels compute index arithmetic in int64: no value on the way may
+    overflow it, even when the final index is in range (`floordiv(N*i0, N)`)."""
+    if index_magnitude(index, scope) >= 2**63:
+        raise _fail(op, "index arithmetic may overflow int64 (a partial sum or product reaches 2**63)")
 
 
 def _rule_indirect(op, node, scope, local):

@@ -41,7 +41,7 @@ class Options:
         if self.backend not in BACKENDS:
             raise TircError(f"unknown backend '{self.backend}' (expected {' or '.join(BACKENDS)})")
         if self.device not in DEVICES:
-            raise TircError(f"unknown device '{self.device}' (expected {' or '.join(DEVICES)})")
+            raise TircError(f"unknown device {self.device!r} (expected {' or '.join(DEVICES)})")
         if self.backend == "cpp" and self.device != "cpu":
             raise TircError("the cpp backend runs on device cpu only")
         if self.max_fusion_size < 1:

@@ -80,3 +80,14 @@ def test_integer_division_matches_eager_and_raises_on_zero(dtype):
         _divisions(a, b)
     with pytest.raises(ZeroDivisionError, match="integer division by zero"):
         compiled(a, b)
+
+
+def test_a_value_named_error_does_not_clash_with_the_error_slot():
+    """C++ kernels take their error slot as `p_error`; an input named
+    `error` gets another parameter name."""
+
+    def divide(x, error):
+        return x // error
+
+    x, d = torch.randint(-50, 50, (37,)), torch.randint(1, 9, (37,))
+    torch.testing.assert_close(tirc.compile(divide, [x, d], backend="cpp")(x, d), divide(x, d))

@@ -80,6 +80,14 @@ BAD_EDITS = {
         "value = 9223372036854775808",
         "outside the range of i64",
     ),
+    "index arithmetic overflowing int64": (
+        (
+            "%2 = index [max(0, i0 - 2) + min(3, i0)]",
+            "%2 = index [floordiv(9223372036854775807*i0, 9223372036854775807)]",
+        ),
+        "%2 = index [floordiv(",
+        "may overflow int64",
+    ),
     "indirect wrap not a bool": (("{size = 37}", "{size = 37, wrap = 1}"), "wrap = 1", "true or false"),
     "indirect range too large": (
         ("{size = 37}", "{size = 300}"),

@@ -102,6 +102,13 @@ CASES = {
         at("input %x"),
         ('device must be a string, "cpu" or "cuda", not 1',),
     ),
+    "device_with_a_newline": Case(
+        "chain",
+        "lower",
+        lambda t: replace_once(t, '{device = "cpu", seed = 0', '{device = "cpu\\n", seed = 0'),
+        at("input %x"),
+        ('unknown device "cpu\\n" (expected "cpu" or "cuda")',),
+    ),
     "unknown_dtype": Case(
         "chain",
         "capture",

@@ -124,3 +124,26 @@ def test_result_shapes_are_inferred_on_the_programs_device():
     assert err is not None, "the CPU shapes were accepted on CUDA"
     assert "gives f32[3], but the type says f32[0]" in err.message, err.format()
     assert err.line == line_of(on_cuda, needle)
+
+
+AS_STRIDED = """tirc 0.1 stage=lower source="r.py"
+options {backend = "cpp"}
+input %w : f32[4, 6] {device = "cpu", seed = 0, strides = [6, 1]}
+
+%buf0 = extern aten.as_strided.default(%w, [4, 6], [6, 1], OFFSET) : f32[4, 6] strides [6, 1]
+return (%buf0)
+"""
+
+
+@pytest.mark.parametrize("offset, ok", [(0, True), (1, False), (-1, False)])
+def test_an_as_strided_view_stays_inside_its_source(offset, ok):
+    """Fake tensors do not check an as_strided view against its source's
+    storage (the real call fails only at run time); the verifier does."""
+    err = check_text(AS_STRIDED.replace("OFFSET", str(offset)), FILE)
+    if ok:
+        assert err is None, err.format()
+    else:
+        assert err is not None and err.line == 5, err
+        assert (
+            "negative storage offset" if offset < 0 else "the view reaches element 24 of a source of 24"
+        ) in err.message

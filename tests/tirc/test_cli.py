@@ -348,6 +348,23 @@ def test_error_exit_2_one_located_line(work, batch, cli, monkeypatch, name):
     check_error(directory, code, err, want)
 
 
+@pytest.mark.parametrize(
+    "source", ['x"""\nimport pathlib; pathlib.Path("INJECTED").touch()\n"""', "C:\\Users\\me\\model.py"]
+)
+def test_a_dumps_source_name_stays_text_in_generated_code(dumps, tmp_path, cli, monkeypatch, source):
+    """The header's `source` is any string: it goes into output_code.py's
+    docstring escaped, so it can neither run as code nor break the module."""
+    text = (dumps("cpp") / "02-lower.tir").read_text()
+    quoted = source.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    edited = re.sub(r'source="[^"]*"', lambda m: f'source="{quoted}"', text, count=1)
+    assert edited != text
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "edited.tir").write_text(edited)
+    code, err = cli("replay", "edited.tir")
+    assert code == 0, err
+    assert not (tmp_path / "INJECTED").exists()
+
+
 def test_check_where_eager_raises_is_an_input_error(work, cli, monkeypatch):
     """The program compiles, but eager raises on get_inputs(): nothing to
     compare, so an error (exit 2) that says so, after the compile summary."""
