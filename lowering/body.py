@@ -39,9 +39,10 @@ class Operands:
     """How an op's arguments reach its compute dtype when ATen's type
     promotion gives f16 or bf16 (`dtype`) and the op computes in float32:
     as in eager, an argument of another dtype is rounded to `dtype` first
-    (`i32 2049 * f16 1.5` is 3072, `f16 0.1 == 0.1` is true). Only mul and
-    div read a scalar (a Python number, or a 0-d tensor on the CPU) at its
-    own precision (`exact`), as ATen's CPU kernels take its original value."""
+    (`i32 2049 * f16 1.5` is 3072, `f16 0.1 == 0.1` is true). A few ops read
+    a scalar (a Python number; `exact_0d`: a 0-d tensor too, on the CPU) at
+    its own precision (`exact`), as their ATen kernels take its original
+    value: lower.EXACT_SCALARS, per device."""
 
     dtype: str
     exact: bool = False
