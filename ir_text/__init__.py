@@ -1,7 +1,7 @@
 """The IR of every stage: data model, grammar, printer, parser, verifier."""
 
 from .dtypes import INT_DTYPES, TORCH_DTYPES, from_torch, int_range, is_float, to_torch, wrapped_int
-from .errors import TircError, error_at
+from .errors import TircError, error_at, first_line
 from .graph_check import (
     Shapes,
     enum_value,
@@ -88,6 +88,7 @@ __all__ = [
     "contiguous_strides",
     "enum_value",
     "error_at",
+    "first_line",
     "flat_tensors",
     "format_attrs",
     "format_fact",

@@ -41,3 +41,9 @@ def error_at(pos, message: str) -> TircError:
     """A TircError at a parsed object's `(line, col)` position (or none)."""
     line, col = pos if pos else (None, None)
     return TircError(message, line=line, col=col)
+
+
+def first_line(err: BaseException) -> str:
+    """The first line of an exception's message ("" when it has none)."""
+    text = str(err).strip()
+    return text.splitlines()[0] if text else ""

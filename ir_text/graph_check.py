@@ -15,7 +15,7 @@ from torch._subclasses.fake_tensor import (
 )
 
 from .dtypes import TORCH_DTYPES, from_torch
-from .errors import error_at
+from .errors import error_at, first_line
 from .index import contiguous_strides, storage_span
 from .model import Device, Enum, Module, Symbol, Value
 
@@ -187,7 +187,7 @@ def check_call(op, shapes: Shapes) -> None:
         _bind_declared(op, shapes)
         return
     except Exception as err:  # ATen's own message says what is wrong
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        first = first_line(err) or type(err).__name__
         raise error_at(op.pos, f"{op.target}: {first}") from None
     tensors = flat_tensors(result)
     if len(tensors) != len(op.results):
@@ -207,12 +207,10 @@ def _check_as_strided(op) -> None:
     """A view must lie inside its source's storage: fake tensors do not
     check it, and the real call fails only at run time."""
     source, size, stride = op.args[:3]
-    offset = op.args[3] if len(op.args) > 3 else dict(op.kwargs).get("storage_offset", 0)
+    offset = (op.args[3] if len(op.args) > 3 else dict(op.kwargs).get("storage_offset")) or 0
     storage = getattr(getattr(source, "type", None), "storage_size", None)
-    numbers = all(type(v) is int for v in (*size, *stride, offset or 0))
-    if storage is None or not numbers:
+    if storage is None or not all(type(v) is int for v in (*size, *stride, offset)):
         return
-    offset = offset or 0
     end = offset + storage_span(size, stride)
     if offset < 0:
         raise error_at(op.pos, f"{op.target}: a negative storage offset ({offset})")

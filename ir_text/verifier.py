@@ -300,8 +300,10 @@ def _rule_constant(op, node, scope, local):
     )
     if not ok:
         raise _fail(op, f"constant {{value = ...}} does not fit its type {dtype}")
-    if dtype in INT_DTYPES and not int_range(dtype)[0] <= value <= int_range(dtype)[1]:
-        low, high = int_range(dtype)
+    if dtype not in INT_DTYPES:
+        return
+    low, high = int_range(dtype)
+    if not low <= value <= high:
         raise _fail(op, f"constant {value} is outside the range of {dtype} [{low}, {high}]")
 
 

@@ -29,6 +29,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from ir_text import (
+    first_line,
     quiet_fake_tensors,
     BufferType,
     Device,
@@ -308,7 +309,7 @@ def capture_exported(ep, example_inputs, source: str, options_pairs):
             ep = ep.run_decompositions(_decompositions())
     except Exception as err:
         raise TircError(
-            f"decomposing the exported program failed: {type(err).__name__}: {_first_line(err)}"
+            f"decomposing the exported program failed: {type(err).__name__}: {first_line(err)}"
         ) from None
     lifted, names, tensors = _exported_inputs(ep, list(example_inputs))
     graph = _convert(ep.graph_module, tensors, names, _exported_loc)
@@ -408,18 +409,13 @@ def _tracing_error(err: Exception, source: str, source_path: str | None) -> Tirc
             "flow does not depend on the data"
         )
     else:
-        message = f"tracing failed: {type(err).__name__}: {_first_line(err)}"
+        message = f"tracing failed: {type(err).__name__}: {first_line(err)}"
     return TircError(message, loc.file if loc else None, loc.line if loc else None)
 
 
 def _traceback_loc(tb, source: str, source_path: str | None) -> Loc | None:
     frames = [(f.filename, f.lineno) for f in traceback.extract_tb(tb) if f.lineno is not None]
     return _in_source(frames, source, os.path.realpath(source_path) if source_path else None)
-
-
-def _first_line(err: Exception) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0] if text else ""
 
 
 def _lifted_call(module: torch.nn.Module, state_names: list[str]):

@@ -122,6 +122,8 @@ class Lowering:
 
     def __init__(self, module: Module):
         self.module = module
+        # Where eager's semantics differ by device (body.Operands, pointwise._bound).
+        self.device = "cuda" if module_device(module).startswith("cuda") else "cpu"
         self.nodes: list = []
         self.env: dict[int, object] = {id(i.value): of_buffer(i.value) for i in module.inputs}
         self.op: GraphOp | None = None  # the op being lowered, for origins and locations
@@ -138,8 +140,7 @@ class Lowering:
 
     def pointwise(self, shape, dtype: str, fn, compute: str | None = None, operands=None) -> LTensor:
         """A pointwise node whose body is `fn(builder)`, stored as `dtype`."""
-        device = "cuda" if module_device(self.module).startswith("cuda") else "cpu"
-        b = BodyBuilder(shape, compute or compute_dtype(dtype), operands=operands, device=device)
+        b = BodyBuilder(shape, compute or compute_dtype(dtype), operands=operands, device=self.device)
         b.store(b.cast(fn(b), dtype))
         return self.loop("pointwise", shape, dtype, b)
 
@@ -254,10 +255,9 @@ class Lowering:
         }[spec.compute]()
         operands = None
         if compute_dtype(promoted) == compute != promoted:  # f16 or bf16 computed in f32
-            device = "cuda" if module_device(self.module).startswith("cuda") else "cpu"
-            exact = op.target in EXACT_SCALARS[device]
+            exact = op.target in EXACT_SCALARS[self.device]
             # A 0-d tensor is a scalar to ATen's kernels on the CPU only.
-            operands = Operands(promoted, exact, exact and device == "cpu")
+            operands = Operands(promoted, exact, exact and self.device == "cpu")
         return self.pointwise(out.shape, out.dtype, lambda b: spec.fn(b, *args, **kwargs), compute, operands)
 
 

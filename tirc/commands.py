@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 
 from codegen import random_input
-from ir_text import TircError, is_float, parse, print_ir, to_torch
+from ir_text import TircError, first_line, is_float, parse, print_ir, to_torch
 from lowering import copy_with_layout, fallback_ops, interpret
 from repro import check_rerun, compile_args, recording
 from scheduler import extern_kernels
@@ -38,11 +38,6 @@ def header_inputs(module, path: str | None = None) -> list[torch.Tensor]:
         device = "cuda" if inp.device.startswith("cuda") else inp.device
         inputs.append(random_input(t.shape, t.strides, to_torch(t.dtype), device, inp.seed))
     return inputs
-
-
-def _one_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
 
 
 def _report(mismatch, what: str) -> int:
@@ -132,7 +127,7 @@ def _check_program(module, call, program, state: list[torch.Tensor]) -> int:
             expected = program.eager(expected_inputs)
         except Exception as err:  # the inputs are outside what the program accepts
             raise TircError(
-                f"--check: eager PyTorch raises on the program's inputs: {_one_line(err)}"
+                f"--check: eager PyTorch raises on the program's inputs: {type(err).__name__}: {first_line(err)}"
             ) from None
         actual = call(actual_state + actual_inputs)
     expected = torch.utils._pytree.tree_flatten(expected)[0]

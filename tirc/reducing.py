@@ -24,7 +24,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ir_text import Module, TircError, parse, print_ir
+from ir_text import Module, TircError, first_line, parse, print_ir
 from repro import op_count, reduce_module
 
 from .commands import dump_mismatch, header_inputs
@@ -83,11 +83,6 @@ class Until:
         raise TircError(f"--until takes crash[:REGEX], mismatch or cmd:SHELL, got '{spec}'")
 
 
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return text[0] if text else ""
-
-
 def message_pattern(message: str) -> str:
     """A regex for messages like `message` up to numbers and value names."""
     pattern = ""
@@ -125,7 +120,7 @@ class Oracle:
             call = compile_module(candidate, options).load().call
             mismatch = dump_mismatch(candidate, call, inputs)
         except Exception as err:
-            return Outcome("crash", error_type=type(err).__name__, message=_first_line(err))
+            return Outcome("crash", error_type=type(err).__name__, message=first_line(err))
         if mismatch is None:
             return Outcome("ok")
         return Outcome("mismatch", mismatch.output, message=mismatch.message)
