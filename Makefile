@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro fuzz opinfo lint format clean bench-cpu bench-gpu test-gpu
+.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro fuzz opinfo lint format clean bench-cpu bench-gpu bench-gpu-limits test-gpu
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -65,9 +65,13 @@ acceptance-repro: $(STAMP)
 bench-cpu: $(STAMP)
 	$(PY) bench/cpu.py --write bench/RESULTS.md
 
-# Both need an NVIDIA GPU (docs/gpu.md).
+# These need an NVIDIA GPU (docs/gpu.md).
 bench-gpu: $(STAMP)
 	$(PY) bench/gpu.py --write bench/RESULTS.md
+
+# What a hand-written row copy, layer norm and cross-entropy reach at bench-gpu's sizes.
+bench-gpu-limits: $(STAMP)
+	$(PY) bench/gpu_limits.py --write bench/RESULTS.md
 
 test-gpu: $(STAMP)
 	$(PY) tests/gpu/run_all.py

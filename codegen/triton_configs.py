@@ -150,7 +150,9 @@ def looped(xnumel: int, rnumel: int) -> LaunchConfig:
     warps = _warps(xblock * rblock, per_thread=8, most=8)
     configs = [Config(xblock, rblock, warps)]
     if xnumel >= 1024 and rnumel >= 4096:
-        configs += [Config(1, 4096, 16), Config(1, 4096, 8), Config(1, 1024, 4)]
+        # Cross-entropy over 32000 float32 classes on an H200: (1, 1024, 8)
+        # 140.5 us, (1, 1024, 4) 141.9, the heuristic's (2, 2048, 8) 144.8.
+        configs += [Config(1, 4096, 16), Config(1, 4096, 8), Config(1, 1024, 8), Config(1, 1024, 4)]
     return LaunchConfig("looped", xnumel, rnumel, _distinct(configs))
 
 
