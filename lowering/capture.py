@@ -324,7 +324,7 @@ def capture_exported(ep, example_inputs, source: str, options_pairs):
             outputs.append(value)
         elif spec.kind in _MUTATION_KINDS:
             k = position[spec.kind == OutputKind.USER_INPUT_MUTATION, spec.target]
-            graph.updates.append(_update(graph.inputs[k].value, value))
+            graph.updates.append(_update(graph, graph.inputs[k].value, value))
         else:
             raise TircError(f"the exported program has a {_kind(spec)} output, which tirc does not support")
     graph.outputs = outputs
@@ -526,12 +526,30 @@ def _convert_arg(arg, env, where: str):
     raise TircError(f"{where}: argument {arg!r} of type {type(arg).__name__} is not supported")
 
 
-def _update(target: Value, value) -> tuple[Value, Value]:
+def _update(graph: _Graph, target: Value, value, loc: Loc | None = None) -> tuple[Value, Value]:
+    """The `update` of `target` with `value`, converted to the target's dtype
+    as `copy_` converts (a decomposition's copy may write another dtype:
+    training batch norm's float32 running statistics into half buffers); the
+    conversion is appended to the graph. (Functionalization broadcasts a
+    smaller value itself.)"""
     if not isinstance(value, Value):
         raise TircError("an input is updated with something that is not a tensor")
-    if (value.type.dtype, value.type.shape) != (target.type.dtype, target.type.shape):
-        raise TircError("an input is updated with a value of another shape or dtype")
+    if value.type.shape != target.type.shape:
+        raise TircError(
+            f"an input of shape {list(target.type.shape)} is updated with a value of shape "
+            f"{list(value.type.shape)}"
+        )
+    if value.type.dtype != target.type.dtype:
+        kwargs = (("dtype", Enum(target.type.dtype)),)
+        result = TensorType(target.type.dtype, target.type.shape)
+        value = _append(graph, "aten._to_copy.default", (value,), kwargs, result, loc)
     return target, value
+
+
+def _append(graph: _Graph, target: str, args: tuple, kwargs: tuple, result: TensorType, loc) -> Value:
+    value = Value("", result)
+    graph.ops.append(GraphOp((value,), target, args, kwargs, loc))
+    return value
 
 
 def _op_name(target) -> str:
@@ -593,7 +611,7 @@ def _convert(gm, inputs, names, locate) -> _Graph:
             # Functionalization's copy back into a mutated input.
             target = env[node.args[0]]
             graph.updates = [u for u in graph.updates if u[0] is not target]
-            graph.updates.append(_update(target, env[node.args[1]]))
+            graph.updates.append(_update(graph, target, env[node.args[1]], locate(node)))
             env[node] = target
         elif node.op == "call_function" and node.target is operator.getitem:
             env[node] = env[node.args[0]][node.args[1]]

@@ -134,6 +134,53 @@ def test_inplace_op_on_an_intermediate(tmp_path):
     torch.testing.assert_close(x, before)
 
 
+def copy_row_sums_into(x, buf):
+    buf.copy_(x.sum(0))  # a float32 [5] value into a float16 [3, 5] buffer
+    return x * 2
+
+
+def copy_first_row_as_double(x, buf):
+    buf.copy_(x[:1].double())  # [1, 5] float64 into [3, 5] float32
+    return x + 1
+
+
+def train_batch_norm(x, mean, var):
+    return F.batch_norm(x, mean, var, training=True, momentum=0.5)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+@pytest.mark.parametrize(
+    "program, buffers",
+    [
+        (copy_row_sums_into, lambda: [torch.randn(3, 5).half()]),
+        (copy_first_row_as_double, lambda: [torch.randn(3, 5)]),
+        (train_batch_norm, lambda: [torch.randn(4).half(), torch.rand(4).half() + 0.5]),
+    ],
+)
+def test_an_input_updated_with_another_dtype_or_shape_is_converted(program, buffers, backend):
+    # copy_ converts and broadcasts, and so does the compiled program.
+    x = torch.randn(3, 4, 5).half() if program is train_batch_norm else torch.randn(3, 5)
+    compiled = tirc.compile(program, [x, *buffers()], backend=backend, device="cpu")
+    mine = buffers()
+    theirs = [b.clone() for b in mine]
+    # Half batch norm: eager's CPU kernel is one ulp off in some elements where
+    # tirc rounds its float32 result once (both checked against float64).
+    tolerance = dict(atol=1e-3, rtol=1e-3) if x.dtype == torch.half else dict(atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(compiled(x, *mine), program(x, *theirs), **tolerance)
+    for got, want in zip(mine, theirs):
+        assert got.dtype == want.dtype
+        torch.testing.assert_close(got, want)
+
+
+def test_an_update_that_does_not_broadcast_is_refused():
+    def program(x, buf):
+        buf.copy_(x.t())
+        return x
+
+    with pytest.raises(tirc.TircError, match="must match"):
+        tirc.compile(program, [torch.randn(3, 5), torch.randn(3, 5)])
+
+
 # -- torch.compile(backend="tirc") ---------------------------------------------------
 
 
