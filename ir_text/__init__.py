@@ -3,6 +3,7 @@
 from .dtypes import INT_DTYPES, TORCH_DTYPES, from_torch, int_range, is_float, to_torch, wrapped_int
 from .errors import TircError, error_at, first_line
 from .graph_check import (
+    ENUMS,
     Shapes,
     enum_value,
     flat_tensors,
@@ -56,6 +57,7 @@ from .verifier import verify
 
 __all__ = [
     "BODY_OPS",
+    "ENUMS",
     "BodyOp",
     "BufferType",
     "Dep",

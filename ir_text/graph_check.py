@@ -25,6 +25,7 @@ ENUMS = {
     "contiguous_format": torch.contiguous_format,
     "preserve_format": torch.preserve_format,
     "channels_last": torch.channels_last,
+    "channels_last_3d": torch.channels_last_3d,
 }
 
 

@@ -29,6 +29,7 @@ from torch.fx.experimental.proxy_tensor import make_fx
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from ir_text import (
+    ENUMS,
     first_line,
     quiet_fake_tensors,
     BufferType,
@@ -46,12 +47,7 @@ from ir_text import (
     storage_span,
 )
 
-_ENUM_NAMES = {
-    torch.strided: "strided",
-    torch.contiguous_format: "contiguous_format",
-    torch.preserve_format: "preserve_format",
-    torch.channels_last: "channels_last",
-}
+_ENUM_NAMES = {value: name for name, value in ENUMS.items()}
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _TORCH_DIR = os.path.dirname(os.path.realpath(torch.__file__))
 

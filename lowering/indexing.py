@@ -39,10 +39,14 @@ def _gather(ctx, op, x, dim, index, sparse_grad=False):
     dim = norm_dim(dim, len(x.shape))
 
     def body(b):
-        if not out.shape:
-            return b.load_at(x, ())
+        if not x.shape:
+            # A 0-d input gathers along a dimension of size 1: its one element,
+            # wherever the index (checked to be 0) points.
+            b.indirect(b.load_at(index, list(b.vars)), 1, wrap=False)
+            return b.cast(b.load_at(x, ()), b.compute)
         ind = b.indirect(b.load_at(index, list(b.vars)), x.shape[dim], wrap=False)
-        idx = list(b.vars)
+        # A 0-d index into a 1-d input counts as one element.
+        idx = list(b.vars) if out.shape else [sympy.Integer(0)] * len(x.shape)
         idx[dim] = ind
         return b.cast(b.load_at(x, idx), b.compute)
 

@@ -238,6 +238,10 @@ class Lowering:
             if isinstance(views, tuple) and len(views) != len(op.results):
                 raise NotLowerable(f"{len(views)} views for {len(op.results)} results")
             return views
+        if op.results and all(0 in r.type.shape for r in op.results):
+            # Nothing to compute: an empty result needs no body (whose
+            # indirect index into an empty input would have no extent).
+            return [self.pointwise(r.type.shape, r.type.dtype, lambda b: b.const(0)) for r in op.results]
         if target in POINTWISE and len(op.results) == 1:
             return self._pointwise(op, args, kwargs)
         if target in NODE_RULES:

@@ -35,6 +35,17 @@ PROGRAMS = {
     "empty_middle_dim": (lambda x, y: (x * y).sum(1), lambda: [torch.randn(3, 0, 5), torch.randn(3, 0, 5)]),
     "broadcast_to_empty": (lambda x, y: x + y, lambda: [torch.randn(0, 1), torch.randn(1, 5)]),
     "cat_with_empty": (lambda x, y: torch.cat([x, y]).exp(), lambda: [torch.randn(0, 5), torch.randn(3, 5)]),
+    # An op whose results are all empty gets no body (lower.py): take's
+    # index into an empty input had no extent and failed the verifier.
+    "take_from_empty": (
+        lambda x, i: torch.take(x, i) + 1,
+        lambda: [torch.randn(0), torch.zeros(0, dtype=torch.long)],
+    ),
+    "index_select_from_empty": (
+        lambda x, i: x.index_select(0, i).sum(0),
+        lambda: [torch.randn(0, 3), torch.zeros(0, dtype=torch.long)],
+    ),
+    "matmul_over_nothing": (lambda a, b: a @ b + 1, lambda: [torch.randn(3, 0), torch.randn(0, 4)]),
 }
 
 

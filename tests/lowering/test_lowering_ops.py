@@ -138,6 +138,25 @@ CASES = {
         lambda: [torch.randn(9, 11), torch.randint(0, 11, (9, 4)), torch.randint(0, 9, (6,))],
         True,
     ),
+    # A 0-d input gathers along a size-1 dimension; a 0-d index into a 1-d
+    # input is one element (it read element 0 before).
+    "gather_of_a_0d_input_and_with_a_0d_index": (
+        lambda s, i, v, j: (torch.gather(s, 0, i) * 2, torch.gather(v, 0, j) + 1),
+        lambda: [torch.randn(()), torch.zeros(3, dtype=torch.long), torch.randn(7), torch.randint(1, 7, ())],
+        True,
+    ),
+    # Memory formats are literals of the IR (ir_text.ENUMS); the 3-d one was missing.
+    "clones_in_channels_last_formats": (
+        lambda x, y: (
+            x.clone(memory_format=torch.channels_last) + 1,
+            y.clone(memory_format=torch.channels_last_3d) * 2,
+        ),
+        lambda: [
+            torch.randn(2, 3, 4, 5),
+            torch.randn(1, 2, 3, 4, 5).to(memory_format=torch.channels_last_3d),
+        ],
+        True,
+    ),
     "embedding_and_advanced_indexing": (
         lambda w, t, u: (F.embedding(t, w), w[t], w[t - 17], w[:, u[:3]], w[t[0, :3], u[:3]]),
         lambda: [torch.randn(17, 8), torch.randint(0, 17, (3, 5)), torch.randint(0, 8, (5,))],
