@@ -158,8 +158,8 @@ class Lowering:
         program input (as_strided's offset counts from the storage's start,
         which only buffers this program allocates share with their first
         element). None for other views (broadcasts, gathers), which are copied."""
-        if t.is_buffer:
-            return None
+        if t.is_buffer or 0 in t.shape:
+            return None  # an empty view is copied: nothing to copy, and no offset to check
         variables = loop_vars(len(t.shape))
         index = simplify_index(t.index(variables), {v.name: size for v, size in zip(variables, t.shape)})
         strides = []

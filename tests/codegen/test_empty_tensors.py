@@ -45,6 +45,12 @@ PROGRAMS = {
         lambda x, i: x.index_select(0, i).sum(0),
         lambda: [torch.randn(0, 3), torch.zeros(0, dtype=torch.long)],
     ),
+    # Views of an empty buffer at an offset (slices) are copies of nothing;
+    # as views they failed the verifier's bounds check.
+    "unravel_index_of_nothing": (
+        lambda i: torch.unravel_index(i, (10, 3, 5)),
+        lambda: [torch.zeros(0, dtype=torch.long)],
+    ),
     "matmul_over_nothing": (lambda a, b: a @ b + 1, lambda: [torch.randn(3, 0), torch.randn(0, 4)]),
 }
 
