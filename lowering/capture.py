@@ -415,9 +415,30 @@ def _traceback_loc(tb, source: str, source_path: str | None) -> Loc | None:
 
 
 def _lifted_call(module: torch.nn.Module, state_names: list[str]):
+    """The module's forward over (parameters and buffers, inputs). A forward
+    that assigns a parameter or buffer a new tensor (`self.count = self.count
+    + 1`) is refused: functional_call puts the original back after the call,
+    so the new value would be lost without a word. In-place updates
+    (`self.count.add_(1)`, as batch norm's) become `update` lines."""
+
     def call(*flat):
         state = dict(zip(state_names, flat[: len(state_names)]))
-        return torch.func.functional_call(module, state, tuple(flat[len(state_names) :]))
+
+        def check_state(mod, args, output):
+            for name, tensor in state.items():
+                path, _, attr = name.rpartition(".")
+                if getattr(module.get_submodule(path), attr, None) is not tensor:
+                    raise TircError(
+                        f"forward assigns a new value to {name!r} (`self.{attr} = ...`); tirc follows "
+                        f"in-place updates of parameters and buffers (`self.{attr}.add_(1)`, "
+                        "`.copy_(...)`), not assignments"
+                    )
+
+        hook = module.register_forward_hook(check_state)
+        try:
+            return torch.func.functional_call(module, state, tuple(flat[len(state_names) :]))
+        finally:
+            hook.remove()
 
     return call
 

@@ -311,7 +311,13 @@ def lower(module: Module, ctx=None) -> Module:
     shared = {id(i.value) for i in module.inputs}
     shared |= {b for b in returned_buffers if returned_buffers.count(b) > 1}
 
+    # An output that is an updated input's new value is that input, as in
+    # eager (`x.add_(1); return x`): its update writes it before the return.
+    updated = {id(value): target for target, value in module.updates}
+
     def returned(v, update=False):
+        if not update and id(v) in updated:
+            return updated[id(v)]
         copy = not update and _copied_in_eager(v, made_by)
         return _output_buffer(state, state.env[id(v)], made_by.get(id(v)), copy, shared)
 

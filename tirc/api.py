@@ -48,6 +48,9 @@ class CompiledProgram:
         # Where each parameter and buffer of the module `root` is held, to see
         # one replaced (`m.weight = nn.Parameter(...)`, `m.half()`) at a call.
         self._holders = _holders(root, lifted) if root is not None else []
+        # Each submodule's training flag when traced: train and eval trace
+        # to different programs (batch norm's statistics, dropout).
+        self._modes = [(m, m.training) for m in root.modules()] if root is not None else []
         # (name, tensor) of the leading inputs: parameters, buffers, constants.
         self.lifted = list(lifted)
         self._out_spec = out_spec
@@ -95,6 +98,13 @@ class CompiledProgram:
             # as `m.half()` and `m.to()` do).
             if held is not holder.tensor or held.data_ptr() != holder.data:
                 self._rebind(holder)
+        for module, training in self._modes:
+            if module.training != training:
+                raise RuntimeError(
+                    f"the compiled module was traced in {'training' if training else 'eval'} mode and is "
+                    f"in {'training' if module.training else 'eval'} mode now (.train()/.eval() after "
+                    "tirc.compile); compile it again in this mode"
+                )
         # Autograd off around the call, as torch.no_grad() would be, without
         # the context manager's microsecond (a call of a small graph is a few).
         # Only extern (ATen) calls could record a graph: kernels write into

@@ -338,6 +338,19 @@ def test_a_call_with_the_wrong_number_of_inputs_is_refused():
         compiled()
 
 
+def test_switching_train_and_eval_after_compiling_is_refused():
+    # A module traces to one program per mode (batch norm's statistics).
+    model = torch.nn.Sequential(torch.nn.Linear(5, 5), torch.nn.BatchNorm1d(5)).train()
+    compiled = tirc.compile(model, [torch.randn(37, 5)])
+    x = torch.randn(37, 5)
+    compiled(x)
+    model[1].eval()
+    with pytest.raises(RuntimeError, match="traced in training mode and is in eval mode now"):
+        compiled(x)
+    model.train()
+    compiled(x)
+
+
 def test_replaced_parameters_are_seen_at_the_next_call():
     """In-place updates share storage; a parameter replaced by another tensor
     is read again (a new layout is refused as any input's, a removed one is

@@ -172,6 +172,48 @@ def test_an_input_updated_with_another_dtype_or_shape_is_converted(program, buff
         torch.testing.assert_close(got, want)
 
 
+def add_and_return(x, y):
+    y.mul_(2)
+    x.add_(y)
+    return x, y, x + 1
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+def test_a_returned_updated_input_is_the_callers_tensor(backend):
+    # As in eager: `x.add_(y); return x` returns x itself, not a copy of its new value.
+    compiled = tirc.compile(add_and_return, [torch.randn(37), torch.randn(37)], backend=backend, device="cpu")
+    x, y = torch.randn(37), torch.randn(37)
+    eager_x, eager_y = x.clone(), y.clone()
+    got = compiled(x, y)
+    assert got[0] is x and got[1] is y
+    assert_all_close(got, add_and_return(eager_x, eager_y))
+    got[0].mul_(10)
+    torch.testing.assert_close(x, eager_x * 10)
+
+
+def test_a_returned_updated_input_is_the_callers_tensor_through_dynamo(dynamo):
+    compiled = torch.compile(add_and_return, backend="tirc")
+    x, y = torch.randn(37), torch.randn(37)
+    got = compiled(x, y)
+    assert got[0] is x and got[1] is y
+
+
+class CountingModule(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("count", torch.tensor(0))
+
+    def forward(self, x):
+        self.count = self.count + 1
+        return x * self.count
+
+
+def test_a_forward_that_assigns_a_buffer_is_refused():
+    # functional_call puts the buffer back after tracing: the new value would be lost.
+    with pytest.raises(tirc.TircError, match=r"forward assigns a new value to 'count'.*in-place"):
+        tirc.compile(CountingModule(), [torch.randn(3)])
+
+
 def test_an_update_that_does_not_broadcast_is_refused():
     def program(x, buf):
         buf.copy_(x.t())
