@@ -404,6 +404,18 @@ def _tracing_error(err: Exception, source: str, source_path: str | None) -> Tirc
             "Python number made from a tensor); tirc compiles programs whose control "
             "flow does not depend on the data"
         )
+    elif "mutating a non-functional tensor with a functional tensor" in str(err):
+        message = (
+            "the program updates in place a tensor that is not one of its inputs (a closure's, "
+            "or a module attribute that is not a registered buffer); pass it as an input or "
+            "register it as a buffer"
+        )
+    elif "custom (non-ATen) operator whose output has alias annotations" in str(err):
+        op = re.search(r"aten::(__i\w+__)", str(err))
+        message = (
+            f"an augmented assignment on a tensor ({op.group(1) if op else 'a |= b'}) does not trace; "
+            "write `a = a | b` (or `&`, `^`, `<<`, `>>`) or `a.bitwise_or_(b)`"
+        )
     else:
         message = f"tracing failed: {type(err).__name__}: {first_line(err)}"
     return TircError(message, loc.file if loc else None, loc.line if loc else None)
@@ -583,11 +595,18 @@ def _mutation_error(node, locate) -> TircError:
     """Capture re-functionalizes graphs whose decompositions mutate (see
     _refunctionalize), so a mutation left here is one tirc cannot follow."""
     loc = locate(node)
-    return TircError(
-        f"{_op_name(node.target)} mutates a tensor that is not an input; tirc cannot follow it",
-        loc.file if loc else None,
-        loc.line if loc else None,
-    )
+    first = node.args[0] if node.args else None
+    if isinstance(first, torch.fx.Node) and first.op == "placeholder":
+        # Functionalization turns value updates of inputs into copy_; what is
+        # left changes an input's shape or strides (t_, unsqueeze_, resize_).
+        message = (
+            f"{_op_name(node.target)} changes the shape or strides of an input in place "
+            "(t_, unsqueeze_, an out= of another size); tirc follows updates of values only: "
+            "use the out-of-place op"
+        )
+    else:
+        message = f"{_op_name(node.target)} mutates a tensor that is not an input; tirc cannot follow it"
+    return TircError(message, loc.file if loc else None, loc.line if loc else None)
 
 
 def _graph_op(node, env, locate) -> GraphOp:

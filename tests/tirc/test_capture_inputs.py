@@ -66,6 +66,66 @@ def test_program_reading_values_is_refused(fn):
     torch.testing.assert_close(x, before)
 
 
+_STATE = torch.zeros(5)
+
+
+def updates_a_closure_tensor(x):
+    _STATE.add_(x)
+    return x * 2
+
+
+def or_assigns(a, b):
+    a |= b
+    return a + 1
+
+
+def transposes_in_place(x):
+    return x.t_() * 2
+
+
+class UpdatesAnAttribute(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.total = torch.zeros(5)  # a plain attribute, not a registered buffer
+
+    def forward(self, x):
+        self.total.add_(x)
+        return x * 2
+
+
+@pytest.mark.parametrize(
+    "program, inputs, message",
+    [
+        (
+            updates_a_closure_tensor,
+            lambda: [torch.randn(5)],
+            "updates in place a tensor that is not one of its inputs",
+        ),
+        (
+            UpdatesAnAttribute(),
+            lambda: [torch.randn(5)],
+            "updates in place a tensor that is not one of its inputs",
+        ),
+        (
+            or_assigns,
+            lambda: [torch.ones(5, dtype=torch.long)] * 2,
+            r"augmented assignment on a tensor \(__ior__\)",
+        ),
+        (
+            transposes_in_place,
+            lambda: [torch.randn(3, 4)],
+            "changes the shape or strides of an input in place",
+        ),
+    ],
+)
+def test_updates_tirc_cannot_follow_get_a_message_that_says_what_to_write(program, inputs, message):
+    # PyTorch's own messages here were an internal assert, a custom-operator
+    # complaint, and "mutates a tensor that is not an input" about an input.
+    with pytest.raises(tirc.TircError, match=message) as info:
+        tirc.compile(program, inputs())
+    assert "\n" not in str(info.value)
+
+
 def test_program_holding_a_real_tensor_in_a_closure(monkeypatch):
     """Fake tensors trace it too; the closure's tensor becomes a constant."""
     _no_real_trace(monkeypatch)
