@@ -48,9 +48,10 @@ class CompiledProgram:
         # Where each parameter and buffer of the module `root` is held, to see
         # one replaced (`m.weight = nn.Parameter(...)`, `m.half()`) at a call.
         self._holders = _holders(root, lifted) if root is not None else []
-        # Each submodule's training flag when traced: train and eval trace
-        # to different programs (batch norm's statistics, dropout).
-        self._modes = [(m, m.training) for m in root.modules()] if root is not None else []
+        # The training flag, when traced, of each submodule whose forward
+        # reads it: train and eval trace to different programs (batch norm's
+        # statistics, dropout).
+        self._modes = _mode_dependent(root) if root is not None else []
         # (name, tensor) of the leading inputs: parameters, buffers, constants.
         self.lifted = list(lifted)
         self._out_spec = out_spec
@@ -146,6 +147,18 @@ def _holders(root: torch.nn.Module, lifted) -> list[_Holder]:
             if table.get(attr) is tensor:
                 holders.append(_Holder(k, owner, table, attr, tensor, tensor.data_ptr()))
     return holders
+
+
+def _mode_dependent(root: torch.nn.Module) -> list[tuple[torch.nn.Module, bool]]:
+    """(module, its training flag) for the submodules whose forward names
+    `training` (batch norm, dropout, a user's `if self.training`): checked at
+    every call, so only those (0.1 us each), not every Linear of a model."""
+    modes = []
+    for module in root.modules():
+        code = getattr(type(module).forward, "__code__", None)
+        if code is None or "training" in code.co_names:
+            modes.append((module, module.training))
+    return modes
 
 
 def _rebuilder(spec):

@@ -338,10 +338,19 @@ def test_a_call_with_the_wrong_number_of_inputs_is_refused():
         compiled()
 
 
-def test_switching_train_and_eval_after_compiling_is_refused():
-    # A module traces to one program per mode (batch norm's statistics).
-    model = torch.nn.Sequential(torch.nn.Linear(5, 5), torch.nn.BatchNorm1d(5)).train()
+class ScaledInTraining(torch.nn.Module):
+    def forward(self, x):
+        return x * 2 if self.training else x
+
+
+@pytest.mark.parametrize("inner", [lambda: torch.nn.BatchNorm1d(5), ScaledInTraining])
+def test_switching_train_and_eval_after_compiling_is_refused(inner):
+    # A module traces to one program per mode (batch norm's statistics, a
+    # user's `if self.training`); only modules whose forward reads the flag
+    # are checked at a call.
+    model = torch.nn.Sequential(torch.nn.Linear(5, 5), inner()).train()
     compiled = tirc.compile(model, [torch.randn(37, 5)])
+    assert [type(m) for m, _ in compiled._modes] == [type(model[1])]
     x = torch.randn(37, 5)
     compiled(x)
     model[1].eval()
