@@ -16,20 +16,21 @@ PARALLEL_MIN_NUMEL = 32768
 
 @dataclass(frozen=True)
 class Keep:
-    """Save `var`, computed in this pass, in the row buffer `row_{var}` (the
-    rows shape keeps values a later pass of the row would recompute)."""
+    """Save `var`, computed in this pass, at `place` (an element of a row
+    buffer or of an output: the rows shape keeps values a later pass of the
+    row would recompute, cpp_keep.py)."""
 
     var: str
-    index: str
+    place: str
 
 
 @dataclass(frozen=True)
 class Reload:
-    """`var`, computed in an earlier pass, read back from its row buffer."""
+    """`var`, computed in an earlier pass, read back from its `place`."""
 
     var: str
     dtype: str
-    index: str
+    place: str
 
 
 class Body:
@@ -68,11 +69,11 @@ def _store(body: Body, stmt: Store, pad: str) -> None:
 
 
 def _keep(body: Body, stmt: Keep, pad: str) -> None:
-    body.lines.append(f"{pad}row_{stmt.var}[{stmt.index}] = {stmt.var};")
+    body.lines.append(f"{pad}{stmt.place} = {stmt.var};")
 
 
 def _reload(body: Body, stmt: Reload, pad: str) -> None:
-    body.define(stmt.var, stmt.dtype, f"row_{stmt.var}[{stmt.index}]", pad)
+    body.define(stmt.var, stmt.dtype, stmt.place, pad)
 
 
 _STATEMENTS = {Load: _load, Compute: _compute, Store: _store, Keep: _keep, Reload: _reload}

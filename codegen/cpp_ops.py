@@ -81,6 +81,8 @@ _OPS.update(
 # exp through the prelude's tirc_expf, inlined into the vector loop rather
 # than a call of libmvec's (figures in the prelude).
 _OPS["exp"] = "tirc_exp{f}({0})"
+# erf likewise, through the prelude's tirc_erff (figures there).
+_OPS["erf"] = "tirc_erf{f}({0})"
 # Spellings that depend on the operand dtype.
 _BOOL_OPS = {
     "bitwise_not": "(!{0})",

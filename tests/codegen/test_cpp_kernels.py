@@ -11,6 +11,9 @@ check that each case really reached its shape.
 
 from __future__ import annotations
 
+import math
+import re
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -45,6 +48,10 @@ def _cross_entropy(x, t):
 
 def _softmax_then_scale(x, w):
     return torch.softmax(x, -1) * w
+
+
+def _softmax_to_bf16(x):
+    return torch.softmax(x, -1).to(torch.bfloat16)
 
 
 def _layer_norm(x, w, b):
@@ -133,7 +140,15 @@ CASES = {
     "sums f64 37x129": (_sums, lambda: [randn(37, 129, dtype=torch.float64)], "double acc_"),
     "sums over two dims": (_two_dim_sums, lambda: [randn(37, 5, 129)], "r1_block"),
     "rows int64 37x1001": (_int_reductions, lambda: [torch.randint(-50, 50, (37, 1001))], "reduction(+:"),
-    "softmax kept row 129x1000": (_softmax_then_scale, lambda: [randn(129, 1000), randn(1000)], "row_"),
+    # softmax's exp is kept for the last pass in the output's row when the
+    # output holds its dtype, else in a row buffer; the division by the sum
+    # is a multiplication by its reciprocal.
+    "softmax kept in its output 129x1000": (
+        _softmax_then_scale,
+        lambda: [randn(129, 1000), randn(1000)],
+        "* inv_t",
+    ),
+    "softmax kept row 129x1000": (_softmax_to_bf16, lambda: [randn(129, 1000)], "row_"),
     "softmax f16": (_softmax_then_scale, lambda: [randn(37, 129, dtype=torch.float16)] * 2, "_Float16"),
     "softmax bf16": (_softmax_then_scale, lambda: [randn(37, 129, dtype=torch.bfloat16)] * 2, "tirc_to_bf16"),
     "layer norm 129x37": (_layer_norm, lambda: [randn(129, 37), randn(37), randn(37)], "lanes_acc_"),
@@ -176,6 +191,29 @@ def test_loop_shape_matches_eager(name):
         assert_close(compiled(*inputs), program(*inputs))
 
 
+def test_kept_value_lives_in_the_output_row_that_overwrites_it():
+    """softmax's exp is written to the output's row and read back from it,
+    not kept on the stack, when the output holds float32; two outputs that
+    both reload it: only the one stored last in the pass could hold it, and
+    results still match."""
+    torch.manual_seed(3)
+    x = randn(37, 1000)
+    compiled = tirc.compile(lambda x: torch.softmax(x, -1), [x])
+    assert "row_" not in compiled.code
+    assert re.search(r"p_buf\d+\[1000\*i0 \+ r0\] = t\d+;\n\s+acc_", compiled.code)
+    assert_close(compiled(x), torch.softmax(x, -1))
+
+    def two(x):
+        e = torch.exp(x - x.amax(-1, keepdim=True))
+        s = e.sum(-1, keepdim=True)
+        return e / s, e * s
+
+    compiled = tirc.compile(two, [x])
+    for _ in range(2):
+        x = randn(37, 1000)
+        assert_close(compiled(x), two(x))
+
+
 def test_math_functions_are_declared_vectorizable():
     """Every libm function kernels call has a simd declaration in the prelude."""
     for name in ("expf", "logf", "erff", "tanhf", "exp(double", "powf"):
@@ -205,6 +243,31 @@ def test_inlined_exp_is_within_one_ulp():
     sigmoid = tirc.compile(torch.sigmoid, [x])
     assert "tirc_expf(" in sigmoid.code
     torch.testing.assert_close(sigmoid(x), torch.sigmoid(x), equal_nan=True)
+
+
+def test_inlined_erf_is_within_one_and_a_half_ulp():
+    """The prelude's tirc_erff (erf for floats, and gelu through it) against
+    float64 erf: within 1.4 ulp over [-4.5, 4.5] and for tiny values, exact
+    on 0, -0, +-inf, NaN and where erf rounds to +-1."""
+    gen = torch.Generator().manual_seed(6)
+    spread = torch.rand(400_003, generator=gen, dtype=torch.float64) * 9 - 4.5
+    tiny = torch.pow(10.0, -45 * torch.rand(10_007, generator=gen, dtype=torch.float64))
+    edges = [0.0, -0.0, 1.0, -1.0, 0.99999994, 3.92, 3.9200001, 10.0, -1e30]
+    specials = torch.tensor(edges + [float("inf"), float("-inf"), float("nan")], dtype=torch.float64)
+    x = torch.cat([spread, tiny, -tiny, specials]).float()
+    compiled = tirc.compile(torch.erf, [x])
+    assert "tirc_erff(" in compiled.code
+    got = compiled(x).double()
+    exact = torch.tensor([math.erf(v) for v in x.double().tolist()], dtype=torch.float64)
+    rounded = exact.float()
+    finite = torch.isfinite(rounded) & (rounded != 0) & (rounded.abs() != 1)
+    ulp = torch.nextafter(rounded.abs(), torch.tensor(float("inf"))).double() - rounded.abs().double()
+    assert ((got - exact).abs()[finite] / ulp[finite]).max() <= 1.4
+    torch.testing.assert_close(got[~finite], rounded[~finite].double(), rtol=0, atol=0, equal_nan=True)
+    assert torch.signbit(got[len(x) - len(specials) + 1]).item()  # erf(-0) is -0
+    x = x[torch.isfinite(x)]  # eager's gelu(inf) is NaN (tirc's: inf)
+    gelu = tirc.compile(torch.nn.functional.gelu, [x])
+    torch.testing.assert_close(gelu(x), torch.nn.functional.gelu(x), equal_nan=True)
 
 
 @pytest.mark.parametrize("shape", [(1000, 1000), (149797,)])
