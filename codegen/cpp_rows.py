@@ -89,7 +89,18 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int, chunks: Chun
     the pass runs chunk by chunk across the threads, each into partials."""
     lines = body.lines
     pad = "  " * depth
-    loop = _reciprocals(loop, body, pad)
+    multiplied, divisors = _reciprocals(loop)
+    if divisors:
+        ok = " && ".join(f"tirc_reciprocal_ok({d})" for d in divisors)
+        lines.append(f"{pad}if ({ok}) {{")
+        for divisor, dtype in divisors.items():
+            lines.append(f"{pad}  const {C_TYPES[dtype]} inv_{divisor} = {_ONE[dtype]} / {divisor};")
+            body.dtypes[f"inv_{divisor}"] = dtype
+        _row_pass(plan, multiplied, body, depth + 1, chunks)
+        lines.append(f"{pad}}} else {{")
+        _row_pass(plan, Loop(loop.statements, divide=True), body, depth + 1, chunks)
+        lines.append(f"{pad}}}")
+        return
     reduces = [s for s in loop.statements if isinstance(s, Reduce)]
     in_order = any(map(ordered, reduces))
     consts, loops = split((f"r{k}", s) for k, s in enumerate(plan.reduction))
@@ -152,33 +163,36 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int, chunks: Chun
 
 
 # A float division by a per-row value (softmax's sum, a user's
-# `x / x.sum(-1, keepdim=True)`) as a multiplication by its reciprocal,
-# computed once before the pass, as eager's softmax does: a vector division
-# costs about ten multiplications. Results may differ from a division by
-# one ulp. Softmax 2048x2048 f32 on a 2-core Xeon, in the benchmark's
-# rounds: 0.93 of the time with the division.
-_RECIPROCAL_DTYPES = {"f32": "1.0f", "f64": "1.0"}
+# `x / x.sum(-1, keepdim=True)`) in a pass that reduces nothing, as a
+# multiplication by its reciprocal, computed once per row, as eager's
+# softmax does: a vector division costs about ten multiplications. Results
+# may differ from a division by one ulp. Only where the reciprocal is a
+# normal number (tirc_reciprocal_ok, checked per row; else the pass
+# divides): for a divisor below 2^-126 it would be inf. Softmax 2048x2048
+# f32 on a 2-core Xeon, in the benchmark's rounds: 0.93 of the time with
+# the division.
+_ONE = {"f32": "1.0f", "f64": "1.0"}
 
 
-def _reciprocals(loop: Loop, body: Body, pad: str) -> Loop:
-    """The pass, with each float division by a value defined before it a
-    multiplication by `inv_{value}`, declared before the first such pass."""
+def _reciprocals(loop: Loop) -> tuple[Loop, dict[str, str]]:
+    """The pass with each float division by a value defined before it a
+    multiplication by `inv_{value}`, and those values with their dtypes
+    (none for a pass that reduces, or one already chosen to divide)."""
     defined = {s.var for s in loop.statements if hasattr(s, "var") and not isinstance(s, Reduce)}
-    statements = []
+    if loop.divide or any(isinstance(s, Reduce) for s in loop.statements):
+        return loop, {}
+    statements, divisors = [], {}
     for stmt in loop.statements:
-        one = _RECIPROCAL_DTYPES.get(stmt.dtype) if isinstance(stmt, Compute) else None
-        if one is None or stmt.op != "truediv" or stmt.args[1] in defined:
-            statements.append(stmt)
-            continue
-        divisor = stmt.args[1]
-        if body.dtypes.get(divisor) != stmt.dtype:
-            statements.append(stmt)
-            continue
-        inverse = f"inv_{divisor}"
-        if inverse not in body.dtypes:  # one per row, also when later passes divide by it
-            body.define(inverse, stmt.dtype, f"({one} / {divisor})", pad)
-        statements.append(Compute(stmt.var, "mul", (stmt.args[0], inverse), stmt.dtype, stmt.attrs))
-    return Loop(tuple(statements))
+        if (
+            isinstance(stmt, Compute)
+            and stmt.op == "truediv"
+            and stmt.dtype in _ONE
+            and stmt.args[1] not in defined
+        ):
+            divisors[stmt.args[1]] = stmt.dtype
+            stmt = Compute(stmt.var, "mul", (stmt.args[0], f"inv_{stmt.args[1]}"), stmt.dtype, stmt.attrs)
+        statements.append(stmt)
+    return Loop(tuple(statements)), divisors
 
 
 # Lanes of a blocked pass's accumulator arrays: one AVX-512 vector of

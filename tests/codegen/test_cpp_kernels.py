@@ -214,6 +214,29 @@ def test_kept_value_lives_in_the_output_row_that_overwrites_it():
         assert_close(compiled(x), two(x))
 
 
+def _normalize(x):
+    return x / x.sum(-1, keepdim=True)
+
+
+@pytest.mark.parametrize("program", [_normalize, lambda x: torch.softmax(x, -1)], ids=["x/sum", "softmax"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_division_by_a_row_value_matches_eager_at_the_edges(program, dtype):
+    """A division by a per-row value is a multiplication by its reciprocal
+    only where that is a normal number: rows whose sums are subnormal
+    (1 / sum would be inf), huge, zero, inf or NaN divide as eager does."""
+    torch.manual_seed(7)
+    x = torch.rand(7, 37, dtype=dtype) + 0.5
+    info = torch.finfo(dtype)
+    x[1] *= info.tiny / 64 / 37
+    x[2] *= info.max / 80
+    x[3] = 0.0
+    x[4, 3] = float("inf")
+    x[5, 5] = float("nan")
+    compiled = tirc.compile(program, [x])
+    assert "tirc_reciprocal_ok" in compiled.code
+    torch.testing.assert_close(compiled(x), program(x), equal_nan=True)
+
+
 def test_math_functions_are_declared_vectorizable():
     """Every libm function kernels call has a simd declaration in the prelude."""
     for name in ("expf", "logf", "erff", "tanhf", "exp(double", "powf"):
