@@ -4,8 +4,8 @@ r-variables whose innermost loop is `#pragma omp simd reduction(...)`, so
 accumulators live in vector registers (sums are reassociated across lanes).
 Values a later pass would recompute through an expensive op are kept
 (cpp_keep.py). A division by a per-row value is a multiplication by its
-reciprocal, computed once per row (_reciprocals). Few long rows run one after the other, each pass
-in chunks across the threads (cpp_split.py)."""
+reciprocal, computed once per row (_reciprocals). Few long rows run one
+after the other, each pass in chunks across the threads (cpp_split.py)."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int, chunks: Chun
     the pass runs chunk by chunk across the threads, each into partials."""
     lines = body.lines
     pad = "  " * depth
-    multiplied, divisors = _reciprocals(loop)
+    multiplied, divisors = _reciprocals(loop, body.dtypes)
     if divisors:
         ok = " && ".join(f"tirc_reciprocal_ok({d})" for d in divisors)
         lines.append(f"{pad}if ({ok}) {{")
@@ -174,10 +174,11 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int, chunks: Chun
 _ONE = {"f32": "1.0f", "f64": "1.0"}
 
 
-def _reciprocals(loop: Loop) -> tuple[Loop, dict[str, str]]:
-    """The pass with each float division by a value defined before it a
-    multiplication by `inv_{value}`, and those values with their dtypes
-    (none for a pass that reduces, or one already chosen to divide)."""
+def _reciprocals(loop: Loop, dtypes: dict[str, str]) -> tuple[Loop, dict[str, str]]:
+    """The pass with each float division by a value defined before it, of
+    the division's dtype, a multiplication by `inv_{value}`, and those values
+    with their dtypes (none for a pass that reduces, or one already chosen
+    to divide)."""
     defined = {s.var for s in loop.statements if hasattr(s, "var") and not isinstance(s, Reduce)}
     if loop.divide or any(isinstance(s, Reduce) for s in loop.statements):
         return loop, {}
@@ -188,6 +189,7 @@ def _reciprocals(loop: Loop) -> tuple[Loop, dict[str, str]]:
             and stmt.op == "truediv"
             and stmt.dtype in _ONE
             and stmt.args[1] not in defined
+            and dtypes.get(stmt.args[1]) == stmt.dtype
         ):
             divisors[stmt.args[1]] = stmt.dtype
             stmt = Compute(stmt.var, "mul", (stmt.args[0], f"inv_{stmt.args[1]}"), stmt.dtype, stmt.attrs)
