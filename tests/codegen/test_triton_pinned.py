@@ -57,8 +57,9 @@ def pinned(text: str) -> list[str]:
 
 
 class FakeClock:
-    """Made-up timings: each config is faster than the one before by 5%, so
-    the last one offered wins; counts the configs timed."""
+    """Made-up timings: each timing is 5% faster than the one before, so in
+    every round the last config offered is the fastest and wins; counts the
+    timings (ROUNDS per config)."""
 
     def __init__(self):
         self.timed = 0
@@ -66,7 +67,7 @@ class FakeClock:
     def __call__(self, run):
         run()
         self.timed += 1
-        return 1.0 - 0.05 * self.timed
+        return 0.95**self.timed
 
 
 @pytest.fixture
@@ -115,7 +116,9 @@ def test_a_second_compile_reads_the_winner_from_disk(tuning, tmp_path):
     records = list((tmp_path / "cache" / "triton-autotune").glob("*/*.json"))
     assert len(records) == 1
     record = json.loads(records[0].read_text())
-    assert len(record["times_ms"]) == timed and record["winner"] == timed - 1
+    configs = len(record["times_ms"])
+    assert configs * triton_tune.ROUNDS == timed and record["winner"] == configs - 1
+    assert [len(times) for times in record["rounds_ms"]] == [configs] * triton_tune.ROUNDS
 
 
 def test_a_refed_dump_regenerates_the_same_code_without_timing(tuning, tmp_path, monkeypatch):
@@ -140,7 +143,7 @@ def test_a_damaged_record_is_timed_again(tuning, tmp_path):
     timed = tuning.timed
     tirc.compile(column_sum, [x], backend="triton")
     assert tuning.timed == 2 * timed
-    assert json.loads(record.read_text())["winner"] == timed - 1
+    assert json.loads(record.read_text())["winner"] == timed // triton_tune.ROUNDS - 1
 
 
 def test_small_kernels_and_the_interpreter_time_nothing(tmp_path, monkeypatch):
