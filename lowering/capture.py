@@ -138,12 +138,31 @@ def _check_tensors(inputs, what: str = "input") -> None:
             )
 
 
+@dataclass(frozen=True)
+class OutputSpec:
+    """How the program's outputs are rebuilt from the graph's: the pytree
+    spec of what the program returns, and the flat positions of its None
+    leaves, which the graph does not return."""
+
+    tree: object
+    nones: tuple[int, ...] = ()
+
+    def rebuild(self, flat) -> list:
+        """The flat leaves of the program's outputs, the Nones put back."""
+        if not self.nones:
+            return flat
+        leaves, values = [], iter(flat)
+        for k in range(self.tree.num_leaves):
+            leaves.append(None if k in self.nones else next(values))
+        return leaves
+
+
 def capture(fn, example_inputs, source: str, source_path: str | None, options_pairs):
     """Trace `fn` (a function, an nn.Module or a torch.export ExportedProgram)
     on `example_inputs` into a capture Module.
 
     Returns (module, lifted, out_spec): the module, the (name, tensor) pairs of
-    parameters and buffers that lead its inputs, and the pytree spec that
+    parameters and buffers that lead its inputs, and the OutputSpec that
     rebuilds the program's output structure from the flat outputs.
     """
     if isinstance(fn, torch.export.ExportedProgram):
@@ -163,9 +182,11 @@ def capture(fn, example_inputs, source: str, source_path: str | None, options_pa
     specs = []
 
     def flat_outputs(*args):
+        # None leaves (a function that only updates its inputs, `return x,
+        # None`) are no outputs of the graph; the caller puts them back.
         flat, spec = torch.utils._pytree.tree_flatten(flat_fn(*args))
-        specs.append(spec)
-        return flat
+        specs.append(OutputSpec(spec, tuple(k for k, leaf in enumerate(flat) if leaf is None)))
+        return [leaf for leaf in flat if leaf is not None]
 
     try:
         gm, all_inputs = _trace(flat_outputs, all_inputs)
@@ -324,7 +345,7 @@ def capture_exported(ep, example_inputs, source: str, options_pairs):
         else:
             raise TircError(f"the exported program has a {_kind(spec)} output, which tirc does not support")
     graph.outputs = outputs
-    return graph.module(source, options_pairs), lifted, ep.call_spec.out_spec
+    return graph.module(source, options_pairs), lifted, OutputSpec(ep.call_spec.out_spec)
 
 
 def _kind(spec) -> str:

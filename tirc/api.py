@@ -161,10 +161,14 @@ def _mode_dependent(root: torch.nn.Module) -> list[tuple[torch.nn.Module, bool]]
     return modes
 
 
-def _rebuilder(spec):
-    """The output structure from the flat outputs: a leaf or a plain tuple or
-    list of leaves directly, anything else through pytree."""
+def _rebuilder(outputs):
+    """The output structure from the flat outputs (an OutputSpec): a leaf or a
+    plain tuple or list of leaves directly, anything else (and None leaves,
+    which the graph does not return) through pytree."""
     pytree = torch.utils._pytree
+    spec = outputs.tree
+    if outputs.nones:
+        return lambda flat: pytree.tree_unflatten(outputs.rebuild(flat), spec)
     if spec.is_leaf():
         return lambda flat: flat[0]
     positions = pytree.tree_unflatten(list(range(spec.num_leaves)), spec)

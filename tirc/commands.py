@@ -130,7 +130,8 @@ def _check_program(module, call, program, state: list[torch.Tensor]) -> int:
                 f"--check: eager PyTorch raises on the program's inputs: {type(err).__name__}: {first_line(err)}"
             ) from None
         actual = call(actual_state + actual_inputs)
-    expected = torch.utils._pytree.tree_flatten(expected)[0]
+    # None leaves are no outputs of the compiled graph (capture drops them).
+    expected = [leaf for leaf in torch.utils._pytree.tree_flatten(expected)[0] if leaf is not None]
     updated = _updated(module, actual_inputs, expected_inputs, skip=len(state))
     return _report(_compare(actual, expected, updated), "eager PyTorch")
 

@@ -115,6 +115,8 @@ _Pair = collections.namedtuple("_Pair", "first second")
         lambda x, y: x * y,
         lambda x, y: (x * y,),
         lambda x, y: _Pair(x + 1, y * 2),
+        lambda x, y: (x + y, None),
+        lambda x, y: {"a": None, "b": [x * y, None]},
     ],
     ids=[
         "tuple",
@@ -126,6 +128,8 @@ _Pair = collections.namedtuple("_Pair", "first second")
         "leaf",
         "one_tuple",
         "namedtuple",
+        "none_in_tuple",
+        "nones_nested",
     ],
 )
 def test_output_structure_is_kept(fn):
@@ -138,6 +142,25 @@ def test_output_structure_is_kept(fn):
     if isinstance(expected, dict):
         assert list(actual) == list(expected)
     torch.testing.assert_close(actual, expected)
+
+
+def _update_only(x, y):
+    x.add_(y)
+    y.mul_(torch.sigmoid(x))
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+def test_a_program_that_only_updates_its_inputs_returns_none(backend):
+    """No outputs, only updates (as an optimizer step): the call returns None,
+    as the function does, and updates the caller's tensors as eager does."""
+    torch.manual_seed(4)
+    x, y = torch.randn(5, 37), torch.randn(5, 37)
+    compiled = tirc.compile(_update_only, [x.clone(), y.clone()], backend=backend)
+    ours = [x.clone(), y.clone()]
+    assert compiled(*ours) is None
+    _update_only(x, y)
+    torch.testing.assert_close(ours, [x, y])
+    assert tirc.compile(lambda x: None, [x], backend=backend)(x) is None
 
 
 def test_calls_run_without_autograd_and_restore_it():

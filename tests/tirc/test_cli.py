@@ -427,6 +427,18 @@ def test_entry_compiles_named_function(cli, entry_file, tmp_path):
     assert "aten.sigmoid" in capture
 
 
+def test_check_of_a_function_that_only_updates_its_inputs(cli, tmp_path):
+    """No outputs (eager returns None): --check compares the updated inputs."""
+    source = tmp_path / "step.py"
+    source.write_text(
+        "import torch\n\n\ndef step(p, g):\n    p.sub_(0.1 * g)\n\n\n"
+        "def get_inputs():\n    return [torch.randn(37, 5), torch.randn(37, 5)]\n"
+    )
+    code, err = cli("compile", source, "--entry", "step", "--check")
+    assert code == 0, err
+    assert "match" in err
+
+
 def test_entry_on_a_dump_is_an_error(cli, dumps):
     code, err = cli("compile", dumps("cpp") / "02-lower.tir", "--entry", "f")
     assert code == 2
