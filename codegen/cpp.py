@@ -128,14 +128,18 @@ def _scan_body(plan: KernelPlan, scan: Scan, lines: list[str]) -> None:
     parallel = len(outer) > 0 and prod(plan.ranges) >= PARALLEL_MIN_NUMEL
     depth = open_loops(lines, outer, 1, parallel_pragma(len(outer)) if parallel else None)
     acc = f"acc_{scan.var}"
-    lines.append(f"{'  ' * depth}{C_TYPES[scan.dtype]} {acc} = {identity(scan.kind, scan.dtype)};")
+    # A float32 running value is carried in double, as eager's CPU kernel
+    # carries it (at::acc_type): each element is then the correctly summed
+    # prefix rounded once; in float a 6001-element cumsum drifts by 7e-5.
+    acc_dtype = "f64" if scan.dtype == "f32" else scan.dtype
+    lines.append(f"{'  ' * depth}{C_TYPES[acc_dtype]} {acc} = {identity(scan.kind, acc_dtype)};")
     depth = open_loops(lines, [(f"i{scan.dim}", plan.ranges[scan.dim])], depth)
     pad = "  " * depth
     body = Body(lines)
     for stmt in plan.statements:
         if stmt is scan:
             lines.append(pad + COMBINE[scan.kind].format(acc=acc, v=scan.arg))
-            lines.append(f"{pad}{C_TYPES[scan.dtype]} {scan.var} = {acc};")
+            lines.append(f"{pad}{C_TYPES[scan.dtype]} {scan.var} = ({C_TYPES[scan.dtype]}){acc};")
             body.dtypes[scan.var] = scan.dtype
         else:
             body.statement(stmt, pad)

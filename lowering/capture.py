@@ -652,6 +652,7 @@ def _graph_op(node, env, locate) -> GraphOp:
 def _convert(gm, inputs, names, locate) -> _Graph:
     """Convert `gm`'s graph; `inputs` and `names` go with its placeholders in order."""
     env: dict = {}
+    updated: dict = {}  # copy_ node -> the input it updates
     graph = _Graph()
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     for k, (node, tensor, name) in enumerate(zip(placeholders, inputs, names)):
@@ -665,11 +666,14 @@ def _convert(gm, inputs, names, locate) -> _Graph:
         if node.op == "call_function" and node.target is torch.ops.aten.copy_.default:
             if node.args[0].op != "placeholder":
                 raise _mutation_error(node, locate)
-            # Functionalization's copy back into a mutated input.
+            # Functionalization's copy back into a mutated input. The ops
+            # after it that read the copy read the new value; an output that
+            # is the copy is the input itself (the caller's tensor, updated).
             target = env[node.args[0]]
             graph.updates = [u for u in graph.updates if u[0] is not target]
             graph.updates.append(_update(graph, target, env[node.args[1]], locate(node)))
-            env[node] = target
+            env[node] = graph.updates[-1][1]
+            updated[node] = target
         elif node.op == "call_function" and node.target is operator.getitem:
             env[node] = env[node.args[0]][node.args[1]]
         elif node.op == "call_function" and node.meta.get("val") is None and not node.users:
@@ -700,7 +704,7 @@ def _convert(gm, inputs, names, locate) -> _Graph:
                         f"output {k} (of the program's outputs, flattened) is {what}; "
                         "every output must be a tensor computed by the program or an input"
                     )
-            graph.outputs = [env[o] for o in flat]
+            graph.outputs = [updated.get(o, env[o]) for o in flat]
         elif node.op != "placeholder":
             raise TircError(f"unsupported FX node '{node.op}'")
     return graph

@@ -191,6 +191,19 @@ def test_loop_shape_matches_eager(name):
         assert_close(compiled(*inputs), program(*inputs))
 
 
+def test_a_long_float32_scan_is_each_prefix_rounded_once():
+    """A float32 cumsum carries its running value in double, as eager's CPU
+    kernel does: over 6001 elements every prefix is the exact sum rounded
+    once (a float carry drifted by 7e-5, where prefixes cross zero)."""
+    torch.manual_seed(5)
+    x = randn(3, 6001)
+    compiled = tirc.compile(lambda x: torch.cumsum(x, -1), [x])
+    x = randn(3, 6001)
+    exact = torch.cumsum(x.double(), -1).float()
+    assert torch.equal(compiled(x), exact)
+    torch.testing.assert_close(compiled(x), torch.cumsum(x, -1), rtol=1e-6, atol=1e-6)
+
+
 def test_kept_value_lives_in_the_output_row_that_overwrites_it():
     """softmax's exp is written to the output's row and read back from it,
     not kept on the stack, when the output holds float32; two outputs that

@@ -172,6 +172,50 @@ def test_an_input_updated_with_another_dtype_or_shape_is_converted(program, buff
         torch.testing.assert_close(got, want)
 
 
+def batch_norm_then_statistics(x, mean, var):
+    # The update is written below functionalization (batch norm's
+    # decomposition), mid-graph: the reads after it must see the new values.
+    y = F.batch_norm(x, mean, var, training=True, momentum=0.5)
+    return y, mean * 2, var + 0
+
+
+class TrainThenEval(torch.nn.Module):
+    """One batch norm with batch statistics (`steps` times), then with the
+    running statistics those calls just updated."""
+
+    def __init__(self, steps):
+        super().__init__()
+        self.bn = torch.nn.BatchNorm1d(5, momentum=0.3)
+        self.steps = steps
+
+    def forward(self, x):
+        self.bn.train()
+        outs = [self.bn(x * (k + 1)) for k in range(self.steps)]
+        self.bn.eval()
+        return *outs, self.bn(x), self.bn.running_var + 0
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+def test_reads_after_a_decomposition_updates_an_input_see_the_new_value(backend):
+    x = torch.randn(37, 5) * 2 + 1
+    stats = lambda: [torch.randn(5), torch.rand(5) + 0.5]  # noqa: E731
+    compiled = tirc.compile(batch_norm_then_statistics, [x, *stats()], backend=backend, device="cpu")
+    mine = stats()
+    theirs = [t.clone() for t in mine]
+    assert_all_close(compiled(x, *mine), batch_norm_then_statistics(x, *theirs))
+    assert_all_close(mine, theirs)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+@pytest.mark.parametrize("steps", [1, 2])
+def test_a_module_that_updates_its_statistics_then_reads_them(backend, steps):
+    model, eager = TrainThenEval(steps), TrainThenEval(steps)
+    x = torch.randn(37, 5) * 3 - 1
+    compiled = tirc.compile(model, [x], backend=backend, device="cpu")
+    assert_all_close(compiled(x), eager(x))
+    assert_all_close(list(model.buffers()), list(eager.buffers()))
+
+
 def add_and_return(x, y):
     y.mul_(2)
     x.add_(y)
