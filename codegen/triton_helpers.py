@@ -113,7 +113,9 @@ def _pow(a, b):
         zero = tl.where(b == 0, 1.0, tl.where(b > 0, 0.0, float("inf")))
         zero = (zero.to(a.dtype).to(bits, bitcast=True) ^ flip).to(a.dtype, bitcast=True)
         out = tl.where(a > 0, mag, tl.where(a == 0, zero, neg))
-        acc = tl.where(b == 0, 1.0, out)
+        # C's pow is 1 for 1 to any power (NaN included) and for -1 to +-inf.
+        one = (b == 0) | (a == 1.0) | ((a == -1.0) & (tl.abs(b) == float("inf")))
+        acc = tl.where(one, 1.0, out)
     else:
         # Integers: square and multiply, wrapping as PyTorch does; a negative
         # exponent gives 0 except for bases 1 and -1.

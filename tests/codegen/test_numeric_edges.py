@@ -46,6 +46,14 @@ CASES = {
         torch.pow,
         lambda: [torch.full((6,), -INF), torch.tensor([0.5, -2.5, 2.5, 3.0, -3.0, 2.0])],
     ),
+    # C's pow is 1 for a base of 1 to any power (NaN too), and for -1 to +-inf.
+    "pow_of_ones": (
+        torch.pow,
+        lambda: [
+            torch.tensor([1.0, 1.0, 1.0, -1.0, -1.0, 2.0, 0.5, -1.0, NAN, -2.0]),
+            torch.tensor([NAN, -INF, INF, INF, -INF, NAN, INF, 3.0, 0.0, -INF]),
+        ],
+    ),
     "atan2": (
         torch.atan2,
         lambda: [
