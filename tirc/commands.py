@@ -60,16 +60,14 @@ def _compare(actual, expected, updated: dict[str, tuple], reference=None):
     return mismatch
 
 
-def _updated(module, actual: list, expected: list, skip: int = 0) -> dict[str, tuple]:
-    """The inputs `module` updates, by name, as (actual, expected) values;
-    `actual` and `expected` hold the module's inputs from position `skip` on."""
+def _updated(module, actual: list, expected: list) -> dict[str, tuple]:
+    """The inputs `module` updates (parameters and buffers among them), by
+    name, as (actual, expected) values from the lists of its inputs."""
     position = {id(inp.value): k for k, inp in enumerate(module.inputs)}
-    pairs = {}
-    for target, _ in module.updates:
-        k = position[id(target)] - skip
-        if k >= 0:
-            pairs[target.hint] = (actual[k], expected[k])
-    return pairs
+    return {
+        target.hint: (actual[position[id(target)]], expected[position[id(target)]])
+        for target, _ in module.updates
+    }
 
 
 def _clone(xs):
@@ -119,7 +117,9 @@ def _compile(args) -> int:
 
 def _check_program(module, call, program, state: list[torch.Tensor]) -> int:
     """Run the compiled code and eager PyTorch on the program's inputs, and compare.
-    The program may update its state and inputs: each run gets its own copies."""
+    The program may update its state and inputs: the compiled run gets copies;
+    eager updates the module's own parameters and buffers, which `state`
+    (detached, sharing their storage) then holds, and its own copies of the inputs."""
     actual_state, actual_inputs = _clone(state), _clone(program.inputs)
     expected_inputs = _clone(program.inputs)
     with torch.no_grad():
@@ -132,7 +132,7 @@ def _check_program(module, call, program, state: list[torch.Tensor]) -> int:
         actual = call(actual_state + actual_inputs)
     # None leaves are no outputs of the compiled graph (capture drops them).
     expected = [leaf for leaf in torch.utils._pytree.tree_flatten(expected)[0] if leaf is not None]
-    updated = _updated(module, actual_inputs, expected_inputs, skip=len(state))
+    updated = _updated(module, actual_state + actual_inputs, state + expected_inputs)
     return _report(_compare(actual, expected, updated), "eager PyTorch")
 
 

@@ -568,6 +568,34 @@ def get_inputs():
 """
 
 
+STATEFUL_BUFFER_SOURCE = """import torch
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+        self.register_buffer("total", torch.zeros(3))
+
+    def forward(self, x):
+        self.calls += 1  # traced once: the compiled update adds 1, the eager run 2
+        self.total.add_(float(self.calls))
+        return x * 2
+
+
+def get_inputs():
+    return [torch.randn(3)]
+"""
+
+
+def test_cli_check_compares_updated_buffers(cli, tmp_path):
+    # The outputs match; only the buffer's update differs.
+    (tmp_path / "stateful.py").write_text(STATEFUL_BUFFER_SOURCE)
+    code, err = cli("compile", tmp_path / "stateful.py", "--check")
+    assert code == 1, err
+    assert err.splitlines()[-1].startswith("mismatch against eager PyTorch: updated input %total: "), err
+
+
 def test_cli_check_compares_updated_inputs(cli, tmp_path):
     (tmp_path / "stateful.py").write_text(STATEFUL_UPDATE_SOURCE)
     code, err = cli("compile", tmp_path / "stateful.py", "--check")
