@@ -114,9 +114,25 @@ def random_input(shape, strides, dtype, device, seed: int):
     return flat.to(device).as_strided(shape, strides)
 
 
+# ATen ops whose kernels need some tensor arguments' rows aligned, by the
+# argument's position: the memory-efficient and cuDNN attention kernels
+# reject an additive bias whose strides are not multiples of 16 elements
+# ("attn_bias is not correctly aligned"). Eager's sdpa pads the bias before
+# the call; a traced graph makes that pad a slice tirc materializes densely.
+ALIGNED_ARGS = {
+    "aten._scaled_dot_product_efficient_attention.default": (3,),
+    "aten._scaled_dot_product_cudnn_attention.default": (3,),
+    "aten._efficient_attention_forward.default": (3,),
+}
+ALIGNMENT = 16  # elements
+
+
 def extern_call(op, args, kwargs, layouts):
     """Call an ATen op for an extern node; each result in its planned layout
     (copied when ATen chose other strides, e.g. under another torch version)."""
+    for k in ALIGNED_ARGS.get(str(op), ()):
+        if k < len(args):
+            args = [*args[:k], aligned_rows(args[k]), *args[k + 1 :]]
     results = _flat_tensors(op(*args, **kwargs))
     out = []
     for tensor, (shape, strides) in zip(results, layouts):
@@ -125,6 +141,21 @@ def extern_call(op, args, kwargs, layouts):
             tensor = planned.copy_(tensor)
         out.append(tensor)
     return out
+
+
+def aligned_rows(t):
+    """`t` itself when every stride but the last (1) is a multiple of
+    ALIGNMENT elements (0, a broadcast, is one); else a copy whose rows are
+    padded to that multiple, seen at `t`'s shape."""
+    if not isinstance(t, torch.Tensor) or t.dim() < 2:
+        return t
+    if t.stride(-1) == 1 and all(s % ALIGNMENT == 0 for s in t.stride()[:-1]):
+        return t
+    n = t.shape[-1]
+    padded = torch.empty((*t.shape[:-1], -(-n // ALIGNMENT) * ALIGNMENT), dtype=t.dtype, device=t.device)
+    view = padded[..., :n]
+    view.copy_(t)
+    return view
 
 
 def _flat_tensors(result) -> list:

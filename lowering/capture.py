@@ -196,7 +196,7 @@ def capture(fn, example_inputs, source: str, source_path: str | None, options_pa
         raise
     except Exception as err:
         raise _tracing_error(err, source, source_path) from None
-    constants = _lift_constants(gm)
+    constants = _lift_constants(gm, all_inputs)
     lifted = constants + lifted
     all_inputs = [t for _, t in constants] + all_inputs
     all_names = [n for n, _ in constants] + all_names
@@ -222,9 +222,7 @@ def _trace(flat_fn, inputs):
     # In-place ops become their functional forms, and a mutated input ends
     # in a copy_ back into it (an `update` line).
     functional = torch.func.functionalize(flat_fn, remove="mutations")
-    # Without mkldnn, recurrent layers trace to matmuls and pointwise ops
-    # (their mkldnn path yields results that fake and meta tensors disagree on).
-    with torch.no_grad(), _without_mkldnn():
+    with torch.no_grad(), _without_vendor_kernels():
         blanks = [_blank(x) for x in inputs]
         try:
             with quiet_fake_tensors():
@@ -261,7 +259,7 @@ def _refunctionalize(gm, inputs):
     def run(*args):
         return torch.fx.Interpreter(gm).run(*args)
 
-    with torch.no_grad(), _without_mkldnn(), fx_traceback.preserve_node_meta():
+    with torch.no_grad(), _without_vendor_kernels(), fx_traceback.preserve_node_meta():
         functional = torch.func.functionalize(run, remove="mutations")
         # No decompositions this time: the graph is core ATen already (and
         # core's slice_scatter decomposition mis-sizes some negative pads).
@@ -271,25 +269,37 @@ def _refunctionalize(gm, inputs):
 
 
 @contextlib.contextmanager
-def _without_mkldnn():
-    """mkldnn off while tracing; its flags() also toggles a TF32 setting that
-    warns on builds without Intel GPU support, which is noise here."""
-    flags = torch.backends.mkldnn.flags(enabled=False)
+def _without_vendor_kernels():
+    """mkldnn and cuDNN off while tracing: recurrent layers then trace to
+    matmuls and pointwise ops. (With mkldnn, fake and meta tensors disagree
+    on its results; with cuDNN, nn.LSTM's forward flattens its weights into
+    one storage, which tracing cannot follow.) mkldnn's flags() also toggles
+    a TF32 setting that warns on builds without Intel GPU support, which is
+    noise here."""
+    flags = [torch.backends.mkldnn.flags(enabled=False), torch.backends.cudnn.flags(enabled=False)]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
-        flags.__enter__()
+        for flag in flags:
+            flag.__enter__()
     try:
         yield
     finally:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
-            flags.__exit__(None, None, None)
+            for flag in reversed(flags):
+                flag.__exit__(None, None, None)
 
 
-def _lift_constants(gm) -> list[tuple[str, torch.Tensor]]:
+def _lift_constants(gm, inputs: list[torch.Tensor]) -> list[tuple[str, torch.Tensor]]:
     """Tensors the traced graph holds as attributes (a closure's tensor, a
     `torch.tensor(...)` built in forward) become leading inputs, as parameters
-    do, so the dump stays self-contained: (name, tensor) pairs, in graph order."""
+    do, so the dump stays self-contained: (name, tensor) pairs, in graph order.
+
+    A 0-d constant on the CPU in a program of GPU tensors (`y[:, 0] = 0.0`
+    traces to one) is a scalar to ATen, which takes it beside tensors of any
+    device; tirc's kernels read it from the program's device, so it moves there."""
+    devices = {x.device for x in inputs if x.device.type != "cpu"}
+    device = next(iter(devices)) if len(devices) == 1 else None
     graph = gm.graph
     first = next(iter(graph.nodes), None)
     constants = []
@@ -304,7 +314,10 @@ def _lift_constants(gm) -> list[tuple[str, torch.Tensor]]:
         placeholder.meta = dict(node.meta)
         node.replace_all_uses_with(placeholder)
         graph.erase_node(node)
-        constants.append((node.target, tensor.detach()))
+        tensor = tensor.detach()
+        if device is not None and tensor.dim() == 0 and tensor.device.type == "cpu":
+            tensor = tensor.to(device)
+        constants.append((node.target, tensor))
     return constants
 
 
