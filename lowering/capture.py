@@ -273,17 +273,22 @@ def _without_vendor_kernels():
     """mkldnn and cuDNN off while tracing: recurrent layers then trace to
     matmuls and pointwise ops. (With mkldnn, fake and meta tensors disagree
     on its results; with cuDNN, nn.LSTM's forward flattens its weights into
-    one storage, which tracing cannot follow.) mkldnn's flags() also toggles
-    a TF32 setting that warns on builds without Intel GPU support, which is
-    noise here."""
+    one storage, which tracing cannot follow.) cuDNN's attention too: its op
+    returns sequence lengths as ints, which tirc cannot hold, so
+    scaled_dot_product_attention traces to the flash, memory-efficient or
+    math form. mkldnn's flags() also toggles a TF32 setting that warns on
+    builds without Intel GPU support, which is noise here."""
     flags = [torch.backends.mkldnn.flags(enabled=False), torch.backends.cudnn.flags(enabled=False)]
+    cudnn_attention = torch.backends.cuda.cudnn_sdp_enabled()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         for flag in flags:
             flag.__enter__()
+    torch.backends.cuda.enable_cudnn_sdp(False)
     try:
         yield
     finally:
+        torch.backends.cuda.enable_cudnn_sdp(cudnn_attention)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             for flag in reversed(flags):
