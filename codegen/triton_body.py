@@ -100,6 +100,7 @@ _OPS = {
     "logical_xor": "(({0} != 0) ^ ({1} != 0))",
     "logical_not": "({0} == 0)",
     "isnan": "({0} != {0})",
+    "signbit": "_signbit({0})",
     "where": "tl.where({0}, {1}, {2})",
     "to_dtype": "{0}.to({dtype})",
 }

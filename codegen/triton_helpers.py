@@ -295,6 +295,20 @@ def _argmin_rows(value, index):
     hit = (value == best) | ((value != value) & (best != best))
     return tl.min(tl.where(hit, index, 9223372036854775807), 1)
 """
+HELPERS["_signbit"] = """
+@triton.jit
+def _signbit(x):
+    # In bits: -0.0 and NaNs carry a sign that comparisons do not see.
+    if x.dtype == tl.float64:
+        neg = x.to(tl.int64, bitcast=True) < 0
+    elif x.dtype == tl.float32:
+        neg = x.to(tl.int32, bitcast=True) < 0
+    elif x.dtype.is_floating():
+        neg = x.to(tl.int16, bitcast=True) < 0
+    else:
+        neg = x < 0
+    return neg
+"""
 HELPERS["_last_column"] = """
 @triton.jit
 def _last_column(x):

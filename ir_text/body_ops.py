@@ -52,7 +52,7 @@ BODY_OPS: dict[str, BodyOpDef] = {
     **_defs("bitwise", 1, "bitwise_not"),
     **_defs("compare", 2, "eq ne lt le gt ge"),
     **_defs("logical", 2, "logical_and logical_or logical_xor"),
-    **_defs("logical", 1, "logical_not isnan"),
+    **_defs("logical", 1, "logical_not isnan signbit"),
 }
 
 # Which operand dtypes a rule accepts (None: any).

@@ -56,6 +56,7 @@ _UNARY = {
     "bitwise_not": torch.bitwise_not,
     "logical_not": torch.logical_not,
     "isnan": torch.isnan,
+    "signbit": torch.signbit,
 }
 _BINARY = {
     "add": torch.add,

@@ -108,6 +108,35 @@ def _isnan(b, x):
     return b.op("isnan", b.value(x))
 
 
+@rule("aten.signbit.default", compute="promote", promote_args=(0,))
+def _signbit(b, x):
+    return b.op("signbit", b.value(x))
+
+
+@rule("aten.copysign.Tensor", "aten.copysign.Scalar")
+def _copysign(b: BodyBuilder, x, y):
+    """|x| with y's sign bit (-0.0 and a negative NaN count as negative)."""
+    magnitude = b.op("abs", b.value(x))
+    return b.where(b.op("signbit", b.value(y)), b.op("neg", magnitude), magnitude)
+
+
+def _nan_ignoring(body_op: str):
+    """fmax and fmin: a NaN operand gives the other one (NaN when both are)."""
+
+    def lowering(b: BodyBuilder, x, y):
+        x, y = b.value(x), b.value(y)
+        best = b.op(body_op, x, y)
+        if not b.compute.startswith(("f", "bf")):
+            return best
+        return b.where(b.op("isnan", x), y, b.where(b.op("isnan", y), x, best))
+
+    return lowering
+
+
+rule("aten.fmax.default")(_nan_ignoring("maximum"))
+rule("aten.fmin.default")(_nan_ignoring("minimum"))
+
+
 def _scaled(body_op: str):
     """`x OP alpha * y`, the form of aten.add and aten.sub."""
 
