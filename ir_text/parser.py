@@ -181,6 +181,8 @@ class _Builder(Transformer):
             raise _fail(token, f"input {token}: strides must be a list of integers")
         if len(strides) != len(ttype.shape):
             raise _fail(token, f"input {token}: {len(strides)} strides for a rank-{len(ttype.shape)} tensor")
+        if any(not -(2**63) <= s < 2**63 for s in strides):
+            raise _fail(token, f"input {token}: a stride is outside the range of int64")
         device = attrs["device"]
         device = device.name if isinstance(device, Device) else device
         if not isinstance(device, str):
@@ -276,7 +278,8 @@ class _Builder(Transformer):
         return tuple(children[0] or ())
 
     def ints(self, meta, children):
-        return [int(c) for c in children]
+        # Sizes, strides and ranges: what torch and the generated code index with.
+        return [_int64(c, "a size or stride") for c in children]
 
     def loc(self, meta, children):
         return Loc(_unquote(children[0]), int(children[1]))
@@ -354,7 +357,7 @@ class _Builder(Transformer):
         name, size = children
         if int(size) < 0:
             raise _fail(size, "negative loop range")
-        return str(name), int(size)
+        return str(name), _int64(size, "a loop range")
 
     def load_op(self, meta, children):
         result, buffer, index, dtype = children
@@ -496,6 +499,20 @@ class _Builder(Transformer):
         )
 
 
+def _quoted(text: str) -> str:
+    """A token for a one-line message: quoted, control characters escaped
+    (a form feed in a string literal would break the line), long ones cut."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return f"'{text[:60]}...'" if len(text) > 60 else f"'{text}'"
+
+
+def _int64(token: Token, what: str) -> int:
+    value = int(token)
+    if not -(2**63) <= value < 2**63:
+        raise _fail(token, f"{token} is outside the range of int64 ({what})")
+    return value
+
+
 def _describe_expected(expected) -> str:
     names = sorted({_TOKEN_NAMES.get(t, None) or _literal_name(t) for t in expected})
     if len(names) > 6:
@@ -504,6 +521,8 @@ def _describe_expected(expected) -> str:
 
 
 def _literal_name(terminal: str) -> str:
+    if terminal == "$END":
+        return "the end of the file"
     pattern = _lark().get_terminal(terminal).pattern
     return f"'{pattern.value}'" if pattern.type == "str" else terminal.lower()
 
@@ -593,7 +612,7 @@ def parse(text: str, filename: str = "<input>", positions: bool = True) -> Modul
         if _at_end(text, err.token.start_pos):
             raise _end_of_file(text, filename, err.expected, " (the last token is cut off)") from None
         raise TircError(
-            f"unexpected '{err.token}' (expected {_describe_expected(err.expected)})",
+            f"unexpected {_quoted(str(err.token))} (expected {_describe_expected(err.expected)})",
             filename,
             err.line,
             err.column,

@@ -309,7 +309,7 @@ def _rule_constant(op, node, scope, local):
 
 def _rule_cast(op, node, scope, local):
     _operand_dtype(op, op.operands[0], local)
-    if op.attr("dtype") is None or op.attr("dtype").name != op.result.type:
+    if getattr(op.attr("dtype"), "name", None) != op.result.type:
         raise _fail(op, "to_dtype needs {dtype = D} equal to its result type")
 
 

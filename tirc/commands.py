@@ -29,6 +29,8 @@ def header_inputs(module, path: str | None = None) -> list[torch.Tensor]:
     """The inputs a dump's header describes: an input with a sha256 is loaded
     from `inputs/<sha256>.pt` beside the dump at `path`, the others are seeded
     (in their strided layout)."""
+    if any(i.device.startswith("cuda") for i in module.inputs) and not torch.cuda.is_available():
+        raise TircError("the dump's inputs live on cuda, and no CUDA device is available here")
     inputs = []
     for inp in module.inputs:
         if inp.sha256 is not None and path is not None:
@@ -144,7 +146,7 @@ def _compile_dump(args, stages: set[str], dump_dir: str | None) -> int:
     except TircError as err:
         raise err.located(args.source) from None
     # Read (and check) saved inputs before compiling: a missing file fails fast.
-    inputs = _dump_inputs(module, args.source) if args.check or args.save_inputs else None
+    inputs = header_inputs(module, args.source) if args.check or args.save_inputs else None
     writer = DumpWriter(dump_dir, stages, module.source, options) if dump_dir else None
     if writer is not None and args.save_inputs:
         writer.save_inputs(module.inputs, [serialize_input(t) for t in inputs])
@@ -176,12 +178,6 @@ def _summary(compiled, options: Options, dump_dir: str | None) -> None:
     fallbacks = fallback_ops(final) if final.stage != "capture" else ()
     if fallbacks:
         print(f"tirc: {len(fallbacks)} op(s) run as ATen fallbacks: {', '.join(fallbacks)}", file=sys.stderr)
-
-
-def _dump_inputs(module, path: str) -> list[torch.Tensor]:
-    if any(i.device.startswith("cuda") for i in module.inputs) and not torch.cuda.is_available():
-        raise TircError("the dump's inputs live on cuda, and no CUDA device is available here")
-    return header_inputs(module, path)
 
 
 def _check_dump(module, call, inputs: list[torch.Tensor]) -> int:
@@ -255,6 +251,6 @@ def _replay(args) -> int:
         check_module(module, Context(options))
     except TircError as err:
         raise err.located(args.file) from None
-    inputs = _dump_inputs(module, args.file)
+    inputs = header_inputs(module, args.file)
     compiled = compile_module(module, options, repro=Reproducers(Path("."), read_text(args.file)))
     return _check_dump(module, compiled.load().call, inputs)

@@ -69,10 +69,26 @@ def dump_name(stage: str) -> str:
 def check_module(module: Module, ctx: Context) -> Module:
     """Verify a module read from a dump, including the derived facts of its stage."""
     verify(module)
+    _check_devices(module, ctx.options.device)
     check = STAGE_TABLE[module.stage_index].check
     if check is not None:
         check(module, ctx)
     return module
+
+
+def _check_devices(module: Module, device: str) -> None:
+    """The generated code takes every input on the options' device: an input
+    declared elsewhere (an edited header, `--device cuda` on a CPU dump) is
+    an error of the dump, not of the run."""
+    for inp in module.inputs:
+        if inp.device.split(":")[0] != device:
+            line, col = inp.pos or (None, None)
+            raise TircError(
+                f'input %{inp.value.hint} is on "{inp.device}" but the options\' device is "{device}" '
+                "(the generated code takes every input on that device)",
+                line=line,
+                col=col,
+            )
 
 
 def read_back(text: str, filename: str, ctx: Context) -> Module:

@@ -109,6 +109,34 @@ CASES = {
         at("input %x"),
         ('unknown device "cpu\\n" (expected "cpu" or "cuda")',),
     ),
+    "size_outside_int64": Case(
+        "chain",
+        "lower",
+        lambda t: replace_once(t, "input %x : f32[4, 5]", "input %x : f32[4, 99999999999999999999]"),
+        at("input %x"),
+        ("99999999999999999999 is outside the range of int64",),
+    ),
+    "stray_brace_at_top_level": Case(
+        "chain",
+        "capture",
+        lambda t: replace_once(t, "\ninput %x", "\n}\ninput %x"),
+        lambda t: line_of(t, "input %x") - 1,
+        ("unexpected '}'",),
+    ),
+    "control_character_in_a_token": Case(
+        "chain",
+        "capture",
+        lambda t: replace_once(t, "aten.relu.default(%0)", 'aten.relu.default(%0) "\x1b\t"'),
+        at("aten.relu.default("),
+        ("unexpected '\"\\x1b\\t\"'",),
+    ),
+    "input_on_another_device": Case(
+        "chain",
+        "fusion",
+        lambda t: replace_once(t, '{device = "cpu", seed = 0', '{device = "cuda", seed = 0'),
+        at("input %x"),
+        ('input %x is on "cuda" but the options\' device is "cpu"',),
+    ),
     "unknown_dtype": Case(
         "chain",
         "capture",
@@ -344,7 +372,7 @@ def test_error_is_located_and_named(dumps, name):
     err = check_text(text, FILE)
     assert isinstance(err, TircError), "the edit was accepted"
     formatted = err.format()
-    assert "\n" not in formatted
+    assert formatted.isprintable(), formatted
     match = LOCATED.match(formatted)
     assert match, f"not FILE:LINE:COL: error: ...: {formatted!r}"
     assert match["file"] == FILE

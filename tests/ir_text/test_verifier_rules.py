@@ -50,6 +50,15 @@ def _edits(texts):
             "fast = true",
             "no attribute 'fast'",
         ),
+        "cast to a string": (
+            replace_once(
+                lower,
+                "%1 = to_dtype(%0) {dtype = f16} : f16",
+                '%1 = to_dtype(%0) {dtype = "f16"} : f16',
+            ),
+            'dtype = "f16"',
+            "to_dtype needs {dtype = D}",
+        ),
         "loop attribute": (
             replace_once(
                 lower,
@@ -88,6 +97,7 @@ def _edits(texts):
         "f16 arithmetic",
         "overlapping layout",
         "body op attribute",
+        "cast to a string",
         "loop attribute",
         "two stores",
         "two returns",
