@@ -25,6 +25,11 @@ PROGRAMS = {
     "int_pow_floordiv": (lambda a: a**2 + torch.div(a, 7, rounding_mode="floor"), ["i64"]),
     "bool_logic": (lambda x, b: torch.logical_xor(x > 0, b > 0.5) | (x < -1), ["f32", "bias"]),
     "round_ops": (lambda x: torch.round(x * 4) + torch.trunc(x) - torch.floor(x), ["f32"]),
+    "signs": (
+        lambda x, b: torch.copysign(torch.fmax(x, b.log()), x - b)
+        + torch.fmin(x, b) * torch.signbit(b - 0.5),
+        ["f32", "bias"],
+    ),
 }
 SHAPES = [(37,), (129, 37), (1000, 1000), (4096, 4097)]
 TOL = {torch.float32: (1e-4, 1e-5), torch.bfloat16: (1.6e-2, 1e-2), torch.float16: (1e-3, 1e-3)}
