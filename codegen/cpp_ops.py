@@ -65,6 +65,7 @@ _OPS = {
     "logical_not": "(!{0})",
     "isnan": "({0} != {0})",
     "signbit": "tirc_signbit({0})",
+    "copysign": "tirc_copysign({0}, {1})",
     "where": "({0} ? {1} : {2})",
     "to_dtype": "static_cast<{dtype}>({0})",
     # Checked (the prelude's tirc_index): an index out of range is recorded

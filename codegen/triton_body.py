@@ -101,6 +101,7 @@ _OPS = {
     "logical_not": "({0} == 0)",
     "isnan": "({0} != {0})",
     "signbit": "_signbit({0})",
+    "copysign": "_copysign({0}, {1})",
     "where": "tl.where({0}, {1}, {2})",
     "to_dtype": "{0}.to({dtype})",
 }

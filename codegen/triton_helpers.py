@@ -309,6 +309,22 @@ def _signbit(x):
         neg = x < 0
     return neg
 """
+HELPERS["_copysign"] = """
+@triton.jit
+def _copysign(a, b):
+    # In bits: the GPU compiler folded a select of -|a| and |a| on b's sign
+    # bit into an instruction that lost the sign of zeros and of NaNs.
+    if a.dtype.primitive_bitwidth == 64:
+        bits = tl.int64
+    elif a.dtype.primitive_bitwidth == 32:
+        bits = tl.int32
+    else:
+        bits = tl.int16
+    sign = tl.full(a.shape, 1, bits) << (a.dtype.primitive_bitwidth - 1)
+    ua = a.to(bits, bitcast=True)
+    ub = b.to(bits, bitcast=True)
+    return ((ua & ~sign) | (ub & sign)).to(a.dtype, bitcast=True)
+"""
 HELPERS["_last_column"] = """
 @triton.jit
 def _last_column(x):

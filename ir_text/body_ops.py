@@ -45,7 +45,7 @@ BODY_OPS: dict[str, BodyOpDef] = {
     **_defs("float", 1, "reciprocal exp exp2 expm1 log log2 log10 log1p sqrt rsqrt"),
     **_defs("float", 1, "sin cos tan asin acos atan sinh cosh tanh sigmoid erf"),
     **_defs("same", 2, "add sub mul maximum minimum"),
-    **_defs("float", 2, "truediv atan2"),
+    **_defs("float", 2, "truediv atan2 copysign"),
     **_defs("same", 2, "pow"),
     **_defs("same", 2, "floor_divide remainder fmod"),
     **_defs("bitwise", 2, "bitwise_and bitwise_or bitwise_xor"),

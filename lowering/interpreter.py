@@ -67,6 +67,7 @@ _BINARY = {
     "minimum": torch.minimum,
     "pow": torch.pow,
     "atan2": torch.atan2,
+    "copysign": torch.copysign,
     "floor_divide": lambda a, b: torch.div(a, b, rounding_mode="floor"),
     "remainder": torch.remainder,
     "fmod": torch.fmod,

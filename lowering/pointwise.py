@@ -116,8 +116,7 @@ def _signbit(b, x):
 @rule("aten.copysign.Tensor", "aten.copysign.Scalar")
 def _copysign(b: BodyBuilder, x, y):
     """|x| with y's sign bit (-0.0 and a negative NaN count as negative)."""
-    magnitude = b.op("abs", b.value(x))
-    return b.where(b.op("signbit", b.value(y)), b.op("neg", magnitude), magnitude)
+    return b.op("copysign", b.value(x), b.value(y))
 
 
 def _nan_ignoring(body_op: str):

@@ -43,7 +43,7 @@ def _literal(d):
 FAMILIES = {
     "rounding": "neg abs floor ceil round trunc sign",
     "math": "reciprocal exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh sigmoid erf",
-    "arith": "add sub mul maximum minimum truediv pow atan2 floor_divide remainder fmod",
+    "arith": "add sub mul maximum minimum truediv pow atan2 copysign floor_divide remainder fmod",
     "bitwise": "bitwise_and bitwise_or bitwise_xor bitwise_not",
     "compare": "eq ne lt le gt ge isnan signbit",
     "logical": "logical_and logical_or logical_xor logical_not",

@@ -189,6 +189,12 @@ static inline bool tirc_signbit(_Float16 x) {
   return b < 0;
 }
 template <typename T> static inline bool tirc_signbit(T x) { return x < 0; }
+// |a| with b's sign bit (a NaN's too).
+static inline float tirc_copysign(float a, float b) { return __builtin_copysignf(a, b); }
+static inline double tirc_copysign(double a, double b) { return __builtin_copysign(a, b); }
+static inline _Float16 tirc_copysign(_Float16 a, _Float16 b) {
+  return (_Float16)__builtin_copysignf((float)a, (float)b);
+}
 // Values eager PyTorch raises on, recorded in the kernel's error slot for
 // the wrapper to raise after it (runtime.check_values): error[0] is 1 for an
 // index out of range (error[1] the index, error[2] the size) and 2 for an
