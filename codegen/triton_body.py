@@ -6,6 +6,8 @@ row with its per-lane accumulators."""
 
 from __future__ import annotations
 
+import math
+
 from math import prod
 
 from dataclasses import dataclass, replace
@@ -139,7 +141,21 @@ COMBINE_LANES = {
 }
 
 
+# A float -0.0 as its bits: Triton's tl.full gives +0.0 for it on the GPU
+# (copysign(x, -0.0) came out positive on an H200; the interpreter keeps it).
+_NEGATIVE_ZERO_BITS = {"f64": ("tl.int64", -(2**63)), "f32": ("tl.int32", -(2**31))}
+_NEGATIVE_ZERO_BITS.update({"f16": ("tl.int16", -(2**15)), "bf16": ("tl.int16", -(2**15))})
+
+
 def full(shape: str, value, dtype: str) -> str:
+    if (
+        isinstance(value, float)
+        and value == 0
+        and math.copysign(1.0, value) < 0
+        and dtype in _NEGATIVE_ZERO_BITS
+    ):
+        bits, pattern = _NEGATIVE_ZERO_BITS[dtype]
+        return f"tl.full({shape}, {pattern}, {bits}).to({TL_TYPES[dtype]}, bitcast=True)"
     if dtype == "b8":
         value = 1 if value else 0
     elif isinstance(value, float):
