@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 from pathlib import Path
 
 from ir_text import STAGES, TircError, parse, print_ir
@@ -133,6 +134,10 @@ def _diff(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    # The Triton interpreter computes masked-off lanes too, and numpy warns
+    # about their NaNs and overflows: noise that would split tirc's one-line
+    # messages, never a finding about the program.
+    warnings.filterwarnings("ignore", category=RuntimeWarning, module="triton.runtime.interpreter")
     handlers = {
         "compile": commands.compile_command,
         "replay": commands.replay_command,
