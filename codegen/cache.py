@@ -34,6 +34,12 @@ CXX_FLAGS = (
     "-fPIC",
     "-std=c++17",
     "-fno-math-errno",
+    # Signed integers wrap around, as in PyTorch: an int32 sum past its
+    # maximum is undefined in C++, and g++ folded one to INT32_MAX. Of the
+    # graphs of bench/cpu.py, 11 compile to the same assembly with it; add +
+    # layer norm, column sum and the transformer block differ in their index
+    # code, their times within run-to-run noise (2 rounds each way).
+    "-fwrapv",
     # No fused multiply-add across statements: results must round where the IR says.
     "-ffp-contract=off",
     # g++ 12.2's basic-block (SLP) vectorizer drops the conversions of a

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ir_text import IndexStyle, render_index
+from ir_text import INT_DTYPES, IndexStyle, is_float, render_index
 
 from .cpp_prelude import MATH_FUNCTIONS
 from .kernel_plan import Compute, checked_op
@@ -132,6 +132,13 @@ def expr(stmt: Compute, dtypes: dict[str, str], ref) -> str:
         return _OPS["indirect"].format(
             *args, size=f"INT64_C({attrs['size']})", wrap=int(attrs.get("wrap", True))
         )
+    if stmt.op == "to_dtype" and is_float(operand_dtypes[0]) and stmt.dtype in INT_DTYPES:
+        # Through the prelude's conversions, defined where static_cast is
+        # not (out of range, NaN); f16 through float, as their bounds are
+        # not f16 values.
+        value = f"(float){args[0]}" if operand_dtypes[0] == "f16" else args[0]
+        convert = "tirc_to_i64" if stmt.dtype == "i64" else "tirc_to_i32"
+        return f"static_cast<{C_TYPES[stmt.dtype]}>({convert}({value}))"
     template = _BOOL_OPS.get(stmt.op) if operand_dtypes and operand_dtypes[0] == "b8" else None
     if checked_op(stmt.op, stmt.dtype):  # an integer division: a divisor of 0 is recorded, not a trap
         template = _CHECKED_DIVISIONS[stmt.op]

@@ -202,3 +202,68 @@ def test_math_near_0_and_integer_powers_keep_their_relative_accuracy(backend):
     compiled = tirc.compile(fn, [x], backend=backend)
     for got, want in zip(compiled(x), fn(x), strict=True):
         torch.testing.assert_close(got, want, rtol=5e-7, atol=0)
+
+
+def _out_of_range() -> torch.Tensor:
+    """Floats inside and outside every integer dtype's range, NaN and
+    infinities, and random ones up to 1e20 of both signs."""
+    special = [300.0, -1.5, -129.7, 65537.9, -40000.2, 2.0**31, -(2.0**31), 3e9, -3e9, 1e10]
+    special += [2.0**63, -(2.0**63), 1e19, -1e19, INF, -INF, NAN, 0.5, -0.0]
+    return _with_random(special, 129) * torch.logspace(0, 11, 129).flip(0).clamp(max=1e11) ** (
+        torch.arange(129) >= len(special)
+    )
+
+
+INT_TARGETS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # numpy's casts of NaN under the interpreter
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+@pytest.mark.parametrize(
+    "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=["f32", "f64", "f16", "bf16"]
+)
+def test_float_to_int_conversions_out_of_range_match_eager(dtype, backend, tmp_path):
+    """Out of range and NaN, a float converts as eager's CPU kernels do
+    (through int32 or int64, the lowest value for what does not fit, then
+    narrowed): undefined in C++, where g++ folded a constant -1.5 to uint8
+    as 0 (eager: 255). Computed values and constants both."""
+    x = _out_of_range().to(dtype)
+    values = (-1.5, 300.5, -40000.5, INF, NAN) + (() if dtype == torch.float16 else (3e9,))
+
+    def fn(x):
+        computed = [x.to(t) for t in INT_TARGETS]
+        constants = [torch.full((5,), v, dtype=dtype).to(t) for t in INT_TARGETS for v in values]
+        return (*computed, *constants)
+
+    _check(fn, [x], backend, tmp_path)
+
+
+def _largest(x: torch.Tensor) -> torch.Tensor:
+    """The dtype's maximum, a constant in the graph: g++ exploits undefined
+    overflow where it knows the values."""
+    return torch.full(x.shape, torch.iinfo(x.dtype).max, dtype=x.dtype)
+
+
+WRAPPING = {
+    "add": lambda x: x + (_largest(x) + torch.arange(x.shape[0], dtype=x.dtype)),
+    "sub": lambda x: (-_largest(x) - 2) - x.abs(),
+    "mul": lambda x: (x * _largest(x), _largest(x) * 3 + x),
+    "neg_abs_of_lowest": lambda x: (-(-_largest(x) - 1) + x, (-_largest(x) - 1).abs() + x),
+    "cumsum": lambda x: (
+        torch.cumsum(x + _largest(x), 0, dtype=x.dtype),
+        torch.cumsum(_largest(x), 0, dtype=x.dtype),
+    ),
+    "sum": lambda x: ((x * _largest(x)).sum(0, dtype=x.dtype), _largest(x).sum(0, dtype=x.dtype) + x),
+}
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64], ids=["i32", "i64"])
+@pytest.mark.parametrize("name", sorted(WRAPPING))
+def test_signed_overflow_wraps_as_in_eager(name, dtype, backend, tmp_path):
+    """Signed integers wrap around past their range, as in eager (undefined
+    in C++, where g++ pinned an int32 sum of constants to INT32_MAX)."""
+    info = torch.iinfo(dtype)
+    x = torch.randint(-1000, 1000, (37,), dtype=dtype)
+    x[:3] = torch.tensor([info.max, info.min, -1])
+    _check(WRAPPING[name], [x], backend, tmp_path)

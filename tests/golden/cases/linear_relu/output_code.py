@@ -104,8 +104,10 @@ static inline float tirc_expf(float x) {
   float p = __builtin_fmaf(q, r * r, r);
   int32_t bits;
   __builtin_memcpy(&bits, &z, 4);
+  // n = k, and the biased exponents of 2^(n/2) and 2^(n - n/2); the
+  // constants come folded, as kernels build with -fwrapv (no reassociation).
   int32_t n = bits - 0x4b400000, half = n >> 1;
-  int32_t b1 = (half + 127) << 23, b2 = (n - half + 127) << 23;
+  int32_t b1 = (half + 127) << 23, b2 = (bits - (0x4b400000 - 127) - half) << 23;
   float s1, s2;
   __builtin_memcpy(&s1, &b1, 4);
   __builtin_memcpy(&s2, &b2, 4);
@@ -218,6 +220,19 @@ static inline int64_t tirc_index(int64_t i, int64_t n, int wrap, int64_t* error)
   return w;
 }
 static inline int64_t tirc_max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+// A float converted to an integer as ATen's on x86 (cvttss2si and kin):
+// truncated toward zero, and a value outside the range of int32 (NaN too)
+// gives INT32_MIN, then narrowed to an 8- or 16-bit type (0 there); to
+// int64 likewise with INT64_MIN. A plain static_cast is undefined outside
+// the range, and g++ folds constants to values of its own (-1.5 to uint8
+// gave 0, eager 255). Both bounds are powers of two, exact in any float.
+template <typename F> static inline int32_t tirc_to_i32(F x) {
+  return x >= F(-2147483648.0) && x < F(2147483648.0) ? (int32_t)x : INT32_MIN;
+}
+template <typename F> static inline int64_t tirc_to_i64(F x) {
+  return x >= F(-9223372036854775808.0) && x < F(9223372036854775808.0) ? (int64_t)x : INT64_MIN;
+}
 
 // Rounding and absolute values: builtins for floats (inlined as vector
 // instructions), the identity or a select for integers.
