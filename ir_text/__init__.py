@@ -49,7 +49,7 @@ from .model import (
     Value,
     WrapperLine,
 )
-from .body_ops import BODY_OPS, REDUCTION_RESULT, empty_reduction
+from .body_ops import BODY_OPS, REDUCTION_RESULT, empty_reduction, body_op_takes
 from .equality import structurally_equal
 from .parser import parse
 from .printer import VERSION, format_attrs, format_fact, format_literal, print_ir, print_named, value_names
@@ -77,6 +77,7 @@ __all__ = [
     "NodeFacts",
     "REDUCTION_RESULT",
     "empty_reduction",
+    "body_op_takes",
     "Refusal",
     "STAGES",
     "Shapes",

@@ -18,7 +18,7 @@ from .dtypes import FLOAT_DTYPES, INT_DTYPES, is_float, to_torch
 class BodyOpDef:
     name: str
     arity: int
-    rule: str  # see _RULES in verifier: same, float, compare, logical, where, cast, ...
+    rule: str  # see _RULES in verifier: same, numeric, float, compare, logical, where, cast, ...
 
 
 def _defs(rule: str, arity: int, names: str) -> dict[str, BodyOpDef]:
@@ -41,13 +41,17 @@ BODY_OPS: dict[str, BodyOpDef] = {
     "reduce": BodyOpDef("reduce", 1, "reduce"),
     # The inclusive scan of a loop.scan node along one of its loop variables.
     "scan": BodyOpDef("scan", 1, "scan"),
-    **_defs("same", 1, "neg abs floor ceil round trunc sign"),
+    # ATen refuses these on bool (neg, sub: "use ~ or logical_not"; abs,
+    # floor, pow, ...: "not implemented for 'Bool'"): rule `numeric`.
+    **_defs("numeric", 1, "neg abs floor ceil round trunc"),
+    **_defs("same", 1, "sign"),
     **_defs("float", 1, "reciprocal exp exp2 expm1 log log2 log10 log1p sqrt rsqrt"),
     **_defs("float", 1, "sin cos tan asin acos atan sinh cosh tanh sigmoid erf"),
-    **_defs("same", 2, "add sub mul maximum minimum"),
+    **_defs("same", 2, "add mul maximum minimum"),
+    **_defs("numeric", 2, "sub"),
     **_defs("float", 2, "truediv atan2 copysign"),
-    **_defs("same", 2, "pow"),
-    **_defs("same", 2, "floor_divide remainder fmod"),
+    **_defs("numeric", 2, "pow"),
+    **_defs("numeric", 2, "floor_divide remainder fmod"),
     **_defs("bitwise", 2, "bitwise_and bitwise_or bitwise_xor"),
     **_defs("bitwise", 1, "bitwise_not"),
     **_defs("compare", 2, "eq ne lt le gt ge"),
@@ -58,16 +62,32 @@ BODY_OPS: dict[str, BodyOpDef] = {
 # Which operand dtypes a rule accepts (None: any).
 ACCEPTS = {
     "same": None,
+    "numeric": INT_DTYPES | FLOAT_DTYPES,
     "float": FLOAT_DTYPES,
     "bitwise": INT_DTYPES | {"b8"},
     "compare": None,
     "logical": None,
 }
 
+
+def body_op_takes(name: str, dtype: str) -> bool:
+    """Whether body op `name` takes operands of `dtype` (by its rule's ACCEPTS)."""
+    accepts = ACCEPTS.get(BODY_OPS[name].rule)
+    return accepts is None or dtype in accepts
+
+
 REDUCTIONS = ("sum", "prod", "max", "min", "argmax", "argmin", "any", "all")
 SCANS = ("sum", "prod")
 # The result dtype of a reduction, from its operand's (None: the same).
 REDUCTION_RESULT = {"argmax": "i64", "argmin": "i64", "any": "b8", "all": "b8"}
+# Which operand dtypes a reduction takes (absent: any); ATen's argmax and
+# argmin refuse bool.
+REDUCTION_ACCEPTS = {
+    "argmax": INT_DTYPES | FLOAT_DTYPES,
+    "argmin": INT_DTYPES | FLOAT_DTYPES,
+    "any": frozenset({"b8"}),
+    "all": frozenset({"b8"}),
+}
 
 
 def empty_reduction(kind: str, dtype: str):

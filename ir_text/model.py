@@ -257,6 +257,10 @@ class Module:
     wrapper: list[WrapperLine] | None = None
     outputs_pos: Any = field(default=None, compare=False)
     options_pos: Any = field(default=None, compare=False)
+    # Where the header names the stage, and where each section ('schedule',
+    # 'fusion', 'wrapper') begins: stage-section errors point there.
+    stage_pos: Any = field(default=None, compare=False)
+    sections_pos: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def stage_index(self) -> int:

@@ -43,6 +43,9 @@ from .model import (
 
 GRAMMAR = Path(__file__).with_name("grammar.lark")
 
+# The module items that are sections of a later stage, and their keywords.
+_SECTIONS = {"facts": "schedule", "fusion": "fusion", "wrapper": "wrapper"}
+
 # Readable names for the grammar's terminals in "expected ..." messages.
 _TOKEN_NAMES = {
     "VALUE": "a %value",
@@ -137,9 +140,17 @@ class _Builder(Transformer):
 
     # ---- module
     def start(self, meta, children):
-        (version, stage, source), *items = children
-        module = Module(stage=stage, source=source, version=version, options=(), inputs=[])
+        (version, stage, source, stage_pos), *items = children
+        module = Module(
+            stage=stage, source=source, version=version, options=(), inputs=[], stage_pos=stage_pos
+        )
         for kind, payload in items:
+            if kind in _SECTIONS:
+                payload, pos = payload
+                if _SECTIONS[kind] in module.sections_pos:
+                    line, col = pos or (None, None)
+                    raise TircError(f"a module has one '{_SECTIONS[kind]}' section", line=line, col=col)
+                module.sections_pos[_SECTIONS[kind]] = pos
             if kind == "options":
                 module.options, module.options_pos = payload
             elif kind == "input":
@@ -165,7 +176,7 @@ class _Builder(Transformer):
         version, stage, source = children
         if str(stage) not in STAGES:
             raise _fail(stage, f"unknown stage '{stage}' (expected one of {', '.join(STAGES)})")
-        return str(version), str(stage), _unquote(source)
+        return str(version), str(stage), _unquote(source), _pos(stage)
 
     def options(self, meta, children):
         return "options", (children[0], _pos(meta))
@@ -272,6 +283,14 @@ class _Builder(Transformer):
         shape = tuple(dims or ())
         if any(d < 0 for d in shape):
             raise _fail(dtype, "negative size in a shape")
+        # ATen counts elements in int64 (and refuses the shape when the sizes
+        # before a zero overflow it): no shape may have more, zeros left out.
+        count = math.prod(d for d in shape if d)
+        if count >= 2**63:
+            zeros = " (zeros left out)" if 0 in shape else ""
+            raise _fail(
+                dtype, f"{dtype}{list(shape)}: the sizes multiply to {count}{zeros}, more than int64 holds"
+            )
         return TensorType(str(dtype), shape)
 
     def int_list(self, meta, children):
@@ -416,7 +435,7 @@ class _Builder(Transformer):
 
     # ---- schedule, fusion, memplan
     def schedule(self, meta, children):
-        return "facts", list(children)
+        return "facts", (list(children), _pos(meta))
 
     def fact(self, meta, children):
         node, numel, rnumel, reads, writes, users = children
@@ -444,7 +463,7 @@ class _Builder(Transformer):
     def fusion(self, meta, children):
         kernels = [c for c in children if isinstance(c, Kernel)]
         refusals = [c for c in children if isinstance(c, Refusal)]
-        return "fusion", (kernels, refusals)
+        return "fusion", ((kernels, refusals), _pos(meta))
 
     def nests(self, meta, children):
         return list(children)
@@ -467,7 +486,7 @@ class _Builder(Transformer):
         return Refusal(self._use(first), self._use(second), reason, _pos(meta))
 
     def wrapper(self, meta, children):
-        return "wrapper", list(children)
+        return "wrapper", (list(children), _pos(meta))
 
     def alloc_line(self, meta, children):
         return WrapperLine("alloc", None, (self._use(children[0]),), (), _pos(meta))

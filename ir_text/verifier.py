@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import math
 
-from .body_ops import ACCEPTS, BODY_OPS, REDUCTION_RESULT, REDUCTIONS, SCANS
-from .dtypes import INT_DTYPES, TORCH_DTYPES, int_range, is_float
+from .body_ops import BODY_OPS, REDUCTION_ACCEPTS, REDUCTION_RESULT, REDUCTIONS, SCANS, body_op_takes
+from .dtypes import INT_DTYPES, TORCH_DTYPES, int_range, is_float, to_torch
 from .errors import TircError, error_at
 from .index import index_bounds, index_magnitude, index_symbols, non_overlapping
 from .graph_check import check_call, check_graph, input_shapes
@@ -102,10 +102,12 @@ def _check_sections(m: Module) -> None:
         present = getattr(m, section) is not None
         keyword = {"facts": "schedule", "kernels": "fusion", "wrapper": "wrapper"}[section]
         if section in wanted and not present:
-            raise TircError(f"a {m.stage}-stage module needs a '{keyword}' section")
+            # Located at the header's stage: the stage or the section is wrong.
+            raise error_at(m.stage_pos, f"a {m.stage}-stage module needs a '{keyword}' section")
         if section not in wanted and present:
-            raise TircError(
-                f"a {m.stage}-stage module has a '{keyword}' section, which belongs to another stage"
+            raise error_at(
+                m.sections_pos.get(keyword),
+                f"a {m.stage}-stage module has a '{keyword}' section, which belongs to another stage",
             )
     if m.stage not in STAGES:
         raise TircError(f"unknown stage {m.stage}")
@@ -116,6 +118,7 @@ def _check_inputs(m: Module) -> None:
         t = inp.value.type
         if any(s < 0 for s in t.strides):
             raise error_at(inp.pos, "negative input stride")
+        _check_storage(inp.pos, t, f"input %{inp.value.hint}: ")
         if inp.device not in ("cpu", "cuda") and not inp.device.startswith("cuda:"):
             raise error_at(inp.pos, f'unknown device {format_literal(inp.device)} (expected "cpu" or "cuda")')
 
@@ -133,6 +136,10 @@ def _check_loop_node(node, m: Module) -> None:
         raise _fail(node, f"a loop.{node.kind} node has no reduction ranges")
     if tuple(node.ranges) != tuple(t.shape):
         raise _fail(node, f"loop ranges {list(node.ranges)} do not match the buffer shape {list(t.shape)}")
+    # Kernels count iterations in int64 (as ATen counts elements, zeros left out).
+    iterations = math.prod(s for s in (*node.ranges, *node.reduction_ranges) if s)
+    if iterations >= 2**63:
+        raise _fail(node, f"the loop ranges multiply to {iterations} iterations, more than int64 holds")
     _check_layout(node, t)
     for key, value in node.attrs:
         if key != "origin":
@@ -181,6 +188,20 @@ def _check_layout(node, t: BufferType) -> None:
         raise _fail(node, "negative buffer stride")
     if not non_overlapping(t.shape, t.strides):
         raise _fail(node, f"strides {list(t.strides)} make elements of the buffer overlap")
+    _check_storage(node.pos, t)
+
+
+def _check_storage(pos, t: BufferType, where: str = "") -> None:
+    """A storage's size in bytes must fit int64, as ATen checks when it
+    allocates (fake tensors do not, so the verifier does)."""
+    span = t.storage_size
+    size = span * to_torch(t.dtype).itemsize
+    if size >= 2**63:
+        raise error_at(
+            pos,
+            f"{where}strides {list(t.strides)} of {t.dtype}{list(t.shape)} span {span} elements"
+            f" ({size} bytes); a storage must fit in 2**63 - 1 bytes",
+        )
 
 
 def _operand_dtype(op, v: Value, local: set[int]) -> str:
@@ -266,8 +287,11 @@ def _rule_reduce(op, node, scope, local):
     kind = op.attr("reduction")
     if not isinstance(kind, Enum) or kind.name not in REDUCTIONS:
         raise _fail(op, f"reduce needs {{reduction = K}} with K one of {', '.join(REDUCTIONS)}")
-    if kind.name in ("any", "all") and dtype != "b8":
-        raise _fail(op, f"reduce {kind.name} takes b8 values, not {dtype}")
+    accepts = REDUCTION_ACCEPTS.get(kind.name)
+    if accepts is not None and dtype not in accepts:
+        if accepts == {"b8"}:
+            raise _fail(op, f"reduce {kind.name} takes b8 values, not {dtype}")
+        raise _fail(op, f"reduce {kind.name} does not take {dtype} values")
     want = REDUCTION_RESULT.get(kind.name, dtype)
     if op.result.type != want:
         raise _fail(op, f"reduce {kind.name} of {dtype} gives {want}, not {op.result.type}")
@@ -324,11 +348,9 @@ def _rule_where(op, node, scope, local):
 def _typed(result_rule):
     def rule(op, node, scope, local):
         dtypes = [_operand_dtype(op, v, local) for v in op.operands]
-        spec = BODY_OPS[op.op]
         if len(set(dtypes)) > 1:
             raise _fail(op, f"'{op.op}' operands have different dtypes: {', '.join(dtypes)}")
-        accepts = ACCEPTS.get(spec.rule)
-        if accepts is not None and dtypes[0] not in accepts:
+        if not body_op_takes(op.op, dtypes[0]):
             raise _fail(op, f"'{op.op}' does not take {dtypes[0]} operands")
         want = result_rule(dtypes[0])
         if op.result.type != want:
@@ -348,6 +370,7 @@ _RULES = {
     "reduce": _rule_reduce,
     "scan": _rule_scan,
     "same": _typed(lambda d: d),
+    "numeric": _typed(lambda d: d),
     "float": _typed(lambda d: d),
     "bitwise": _typed(lambda d: d),
     "compare": _typed(lambda d: "b8"),

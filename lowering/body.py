@@ -18,10 +18,11 @@ from ir_text import (
     index_var,
     is_float,
     loop_vars,
+    body_op_takes,
     wrapped_int,
 )
 
-from .tensors import LTensor
+from .tensors import LTensor, NotLowerable
 
 # Reduced-precision floats are computed in float32 and rounded at the store,
 # as Inductor does; per-op rounding then matches eager PyTorch.
@@ -129,6 +130,10 @@ class BodyBuilder:
         return self.cast(v, self.compute)
 
     def op(self, name: str, *operands: Value) -> Value:
+        if operands and operands[0].type == "b8" and not body_op_takes(name, "b8"):
+            # ATen refuses these on bool too (neg, sub, abs, pow, ...): the
+            # program fails in eager, and its ATen call fails the same way.
+            raise NotLowerable(f"{name} of bool")
         rule = BODY_OPS[name].rule
         return self._emit(name, operands, _RESULT_RULES.get(rule, operands[0].type))
 

@@ -116,6 +116,35 @@ CASES = {
         at("input %x"),
         ("99999999999999999999 is outside the range of int64",),
     ),
+    "size_count_outside_int64": Case(
+        "chain",
+        "lower",
+        lambda t: replace_once(t, "input %x : f32[4, 5]", "input %x : f32[4, 4611686018427387904]"),
+        at("input %x"),
+        ("f32[4, 4611686018427387904]: the sizes multiply to 18446744073709551616, more than int64 holds",),
+    ),
+    "input_storage_outside_int64_bytes": Case(
+        "chain",
+        "lower",
+        # 3 * 2**61 + 5 elements fit int64; their bytes (f32) do not.
+        lambda t: replace_once(t, "strides = [5, 1]", "strides = [2305843009213693952, 1]"),
+        at("input %x"),
+        (
+            "input %x: strides [2305843009213693952, 1] of f32[4, 5] span 6917529027641081861 elements"
+            " (27670116110564327444 bytes); a storage must fit in 2**63 - 1 bytes",
+        ),
+    ),
+    "buffer_storage_outside_int64": Case(
+        "chain",
+        "lower",
+        lambda t: replace_once(
+            t,
+            '{origin = "aten.add.Tensor"} : f32[4, 5] strides [5, 1]',
+            '{origin = "aten.add.Tensor"} : f32[4, 5] strides [4611686018427387904, 1]',
+        ),
+        at("%buf0 = loop.pointwise"),
+        ("strides [4611686018427387904, 1] of f32[4, 5] span 13835058055282163717 elements",),
+    ),
     "stray_brace_at_top_level": Case(
         "chain",
         "capture",
@@ -129,6 +158,27 @@ CASES = {
         lambda t: replace_once(t, "aten.relu.default(%0)", 'aten.relu.default(%0) "\x1b\t"'),
         at("aten.relu.default("),
         ("unexpected '\"\\x1b\\t\"'",),
+    ),
+    "section_of_another_stage": Case(
+        "chain",
+        "fusion",
+        lambda t: replace_once(t, "stage=fusion", "stage=lower"),
+        at("fusion {"),
+        ("a lower-stage module has a 'fusion' section, which belongs to another stage",),
+    ),
+    "missing_section": Case(
+        "chain",
+        "fusion",
+        lambda t: replace_once(t, "stage=fusion", "stage=memplan"),
+        lambda t: 1,
+        ("a memplan-stage module needs a 'wrapper' section",),
+    ),
+    "section_twice": Case(
+        "chain",
+        "memplan",
+        lambda t: t + "\nwrapper {\n}\n",
+        lambda t: len(t.splitlines()) - 1,
+        ("a module has one 'wrapper' section",),
     ),
     "input_on_another_device": Case(
         "chain",
@@ -412,6 +462,13 @@ def test_unexpected_token_column(dumps):
     line = line_of(text, "(%0))")
     col = text.splitlines()[line - 1].index("(%0))") + 4 + 1
     assert info.value.format().startswith(f"{FILE}:{line}:{col}: error: unexpected ')'")
+
+
+def test_missing_section_points_at_the_header_stage(dumps):
+    text = replace_once(dumps["chain"]["fusion"], "stage=fusion", "stage=memplan")
+    err = check_text(text, FILE)
+    col = text.index("memplan") + 1
+    assert err is not None and err.format().startswith(f"{FILE}:1:{col}: error: "), err
 
 
 def test_undefined_value_column(dumps):

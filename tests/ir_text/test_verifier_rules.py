@@ -1,13 +1,18 @@
 """Rules of the verifier that keep an edited dump within what every backend and
 the interpreter agree on: reduced-precision floats are storage only, buffer
 layouts do not overlap, ops take only their own attributes, one store per
-body, one return, the right version, each section in its own stage."""
+body, one return, the right version, each section in its own stage, b8
+operands only where ATen takes bools, loops that int64 can count."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 from tir_helpers import check_text, line_of, replace_once, stage_texts
+
+from ir_text import BODY_OPS, REDUCTION_RESULT, parse
+from ir_text.body_ops import REDUCTIONS
+from lowering import interpret
 
 FILE = "edited.tir"
 
@@ -85,7 +90,7 @@ def _edits(texts):
         "version": (replace_once(lower, "tirc 0.1 ", "tirc 9.9 "), "tirc 9.9", "version"),
         "memplan with schedule facts": (
             replace_once(memplan, "\nfusion {", schedule_section.rstrip("\n") + "\n\nfusion {"),
-            None,
+            "schedule {",
             "another stage",
         ),
     }
@@ -157,3 +162,86 @@ def test_an_as_strided_view_stays_inside_its_source(offset, ok):
         assert (
             "negative storage offset" if offset < 0 else "the view reaches element 24 of a source of 24"
         ) in err.message
+
+
+B8_POINTWISE = """tirc 0.1 stage=lower source="b8.py"
+options {backend = "cpp"}
+input %a : b8[6] {device = "cpu", seed = 0, strides = [1]}
+input %b : b8[6] {device = "cpu", seed = 1, strides = [1]}
+
+%buf0 = loop.pointwise [i0 < 6] : b8[6] strides [1] {
+  %0 = load %a[i0] : b8
+  %1 = load %b[i0] : b8
+  %2 = OP : b8
+  store %2
+}
+return (%buf0)
+"""
+B8_REDUCTION = """tirc 0.1 stage=lower source="b8.py"
+options {backend = "cpp"}
+input %a : b8[6] {device = "cpu", seed = 0, strides = [1]}
+
+%buf0 = loop.reduction [i0 < 1; r0 < 6] : RESULT[1] strides [1] {
+  %0 = load %a[r0] : b8
+  %1 = reduce(%0) {reduction = KIND} : RESULT
+  store %1
+}
+return (%buf0)
+"""
+BOOLS = (
+    torch.tensor([True, False, True, False, True, True]),
+    torch.tensor([False, False, True, True, True, False]),
+)
+TYPED_RULES = ("same", "numeric", "float", "bitwise", "compare", "logical")
+
+
+def _aten_on_bools(fn, arity: int):
+    """ATen's result on bool tensors, or None where it refuses them."""
+    try:
+        return fn(*BOOLS[:arity])
+    except RuntimeError:
+        return None
+
+
+@pytest.mark.parametrize("name", sorted(n for n, d in BODY_OPS.items() if d.rule in TYPED_RULES))
+def test_a_body_op_takes_b8_where_aten_takes_bool(name):
+    """On b8 operands an op verifies exactly when ATen gives a bool for it
+    on bool tensors (neg, sub, pow, floor, ... are refused, exp gives a
+    float), and then the reference interpreter gives ATen's values."""
+    arity = BODY_OPS[name].arity
+    text = B8_POINTWISE.replace("OP", f"{name}({'%0' if arity == 1 else '%0, %1'})")
+    err = check_text(text, FILE)
+    want = _aten_on_bools({"truediv": torch.true_divide}.get(name) or getattr(torch, name), arity)
+    if want is None or want.dtype != torch.bool:
+        assert err is not None, "accepted"
+        assert err.line == 9 and f"'{name}' does not take b8 operands" in err.message, err
+    else:
+        assert err is None, err.format()
+        (got,) = interpret(parse(text, FILE), list(BOOLS))
+        assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("kind", REDUCTIONS)
+def test_a_reduction_takes_b8_where_aten_takes_bool(kind):
+    """argmax and argmin refuse bool in ATen, so reduce does on b8; the
+    others verify and give ATen's value (a sum of b8 is a logical or)."""
+    text = B8_REDUCTION.replace("RESULT", REDUCTION_RESULT.get(kind, "b8")).replace("KIND", kind)
+    err = check_text(text, FILE)
+    want = _aten_on_bools({"max": torch.amax, "min": torch.amin}.get(kind) or getattr(torch, kind), 1)
+    if want is None:
+        assert err is not None, "accepted"
+        assert err.line == 7 and f"reduce {kind} does not take b8 values" in err.message, err
+    else:
+        assert err is None, err.format()
+        (got,) = interpret(parse(text, FILE), list(BOOLS[:1]))
+        assert torch.equal(got, want.reshape(1).to(got.dtype))
+
+
+def test_a_loops_iterations_fit_int64():
+    """Kernels count a loop's iterations in int64: ranges and reduction
+    ranges that multiply past it are refused at the node."""
+    text = B8_REDUCTION.replace("RESULT", "b8").replace("KIND", "any")
+    text = replace_once(text, "r0 < 6]", "r0 < 4611686018427387904, r1 < 4]")
+    err = check_text(text, FILE)
+    assert err is not None and err.line == 5, err
+    assert "the loop ranges multiply to 18446744073709551616 iterations, more than int64 holds" in err.message
