@@ -106,19 +106,28 @@ class Oracle:
         self.until = until
 
     def run(self, module: Module) -> Outcome:
-        if self.until.kind == "cmd":
-            return self._command(module)
-        text = print_ir(module)
+        """How a candidate runs; one that tirc refuses (a TircError, as from
+        an edit the verifier rejects) is invalid."""
         try:
-            candidate = parse(text, "<candidate>")
-            options = options_of(candidate)
-            check_module(candidate, Context(options))
-            inputs = header_inputs(candidate, self.path)
+            return self.outcome(module)
         except TircError as err:
             return Outcome("invalid", message=err.message)
+
+    def outcome(self, module: Module) -> Outcome:
+        """How `module` runs; an error of the input (TircError) is raised, not
+        counted as a crash: for the dump itself, it is the error `tirc
+        replay` reports."""
+        if self.until.kind == "cmd":
+            return self._command(module)
+        candidate = parse(print_ir(module), "<candidate>")
+        options = options_of(candidate)
+        check_module(candidate, Context(options))
+        inputs = header_inputs(candidate, self.path)
         try:
             call = compile_module(candidate, options).load().call
             mismatch = dump_mismatch(candidate, call, inputs)
+        except TircError:
+            raise
         except Exception as err:
             return Outcome("crash", error_type=type(err).__name__, message=first_line(err))
         if mismatch is None:
@@ -211,7 +220,7 @@ def _reduce(args) -> int:
     if until.kind == "cmd" and shutil.which("sh") is None:
         raise TircError("--until cmd: needs a shell (sh)")
     oracle = Oracle(args.file, until)
-    first = oracle.run(module)
+    first = oracle.outcome(module)
     signature = signature_of(until, first)
     log = lambda line: print(line, file=sys.stderr)  # noqa: E731
     log(f"reduce: {args.file}: {op_count(module)} ops, {first.describe()}")

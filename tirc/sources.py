@@ -213,12 +213,18 @@ def load_saved_input(dump_path: str, inp: Input) -> torch.Tensor:
             line,
             col,
         ) from None
+    if isinstance(tensor, torch.Tensor) and tensor.device.type == "meta":
+        raise TircError(
+            f"input %{inp.value.hint}: inputs/{inp.sha256}.pt holds a meta tensor, which has no values",
+            dump_path,
+            line,
+            col,
+        )
     want = (to_torch(t.dtype), tuple(t.shape), tuple(t.strides))
-    got = (
-        (tensor.dtype, tuple(tensor.shape), tuple(tensor.stride()))
-        if isinstance(tensor, torch.Tensor)
-        else None
-    )
+    # Only a plain strided tensor has strides to compare (a sparse CSR or
+    # nested tensor raises when asked for them).
+    plain = type(tensor) is torch.Tensor and tensor.layout == torch.strided and not tensor.is_nested
+    got = (tensor.dtype, tuple(tensor.shape), tuple(tensor.stride())) if plain else None
     if got != want:
         raise TircError(
             f"input %{inp.value.hint}: inputs/{inp.sha256}.pt does not hold a tensor of the input's"

@@ -182,3 +182,32 @@ def test_capture_dumps_shrink_their_shapes(dumps, tmp_path, capsys):
     assert "input elements" in err
     code, err = run(capsys, "replay", "min.tir")
     assert code == 1 and "mismatch" in err
+
+
+INTEGER_SOURCE = """import torch
+
+
+def affine(x):
+    return x * 3 + 1
+
+
+def get_inputs():
+    return [torch.arange(12).reshape(3, 4)]
+"""
+
+
+def test_an_error_of_the_dump_is_reported_as_replay_reports_it(tmp_path, monkeypatch, capsys):
+    """A user error of the dump itself (here: a fault that needs a float op,
+    in an integer program) is the one line replay gives, not a crash."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "affine.py").write_text(INTEGER_SOURCE)
+    code, err = run(
+        capsys, "compile", "affine.py", "--entry", "affine", "--dump-after=lower", "--dump-dir", "d"
+    )
+    assert code == 0, err
+    fault = ("--option", "inject_fault=codegen:miscompile")
+    code, replayed = run(capsys, "replay", "d/02-lower.tir", *fault)
+    assert code == 2 and replayed.startswith("d/02-lower.tir: error: inject_fault="), replayed
+    code, err = run(capsys, "reduce", "d/02-lower.tir", "--until", "mismatch", "-o", "min.tir", *fault)
+    assert (code, err) == (2, replayed)
+    assert not (tmp_path / "min.tir").exists()

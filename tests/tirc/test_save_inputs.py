@@ -172,19 +172,40 @@ def test_changed_file_is_a_located_error(copy_of, cli):
     _one_error(code, err, dump, first.pos[0], "does not match its sha256 (the file was changed)")
 
 
-def test_file_of_another_shape_is_a_located_error(copy_of, cli):
+NOT_THE_INPUT = "does not hold a tensor of the input's dtype, shape and strides"
+
+
+def _like(inp, device="cpu") -> torch.Tensor:
+    t = inp.value.type
+    return torch.zeros(t.storage_size, device=device).as_strided(t.shape, t.strides)
+
+
+@pytest.mark.parametrize(
+    "make, says",
+    [
+        (lambda inp: torch.zeros(7), NOT_THE_INPUT),
+        # Right dtype, shape and strides, but no values to run on.
+        (lambda inp: _like(inp, "meta"), "holds a meta tensor, which has no values"),
+        # A layout without strides (asking a CSR tensor for them raises).
+        pytest.param(
+            lambda inp: _like(inp).to_sparse_csr(),
+            NOT_THE_INPUT,
+            marks=pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta"),
+        ),
+    ],
+    ids=["another shape", "meta", "sparse csr"],
+)
+def test_file_not_holding_the_input_is_a_located_error(copy_of, cli, make, says):
     directory = copy_of()
     dump = directory / "02-lower.tir"
-    first = _first_input(dump)
+    target = next(i for i in parse(dump.read_text(), str(dump)).inputs if len(i.value.type.shape) == 2)
     buffer = io.BytesIO()
-    torch.save(torch.zeros(7), buffer)
+    torch.save(make(target), buffer)
     sha = hashlib.sha256(buffer.getvalue()).hexdigest()
     (directory / "inputs" / f"{sha}.pt").write_bytes(buffer.getvalue())
-    dump.write_text(dump.read_text().replace(first.sha256, sha, 1))
+    dump.write_text(dump.read_text().replace(target.sha256, sha, 1))
     code, err = cli("replay", dump)
-    _one_error(
-        code, err, dump, first.pos[0], "does not hold a tensor of the input's dtype, shape and strides"
-    )
+    _one_error(code, err, dump, target.pos[0], says)
 
 
 GATHER = """import torch
