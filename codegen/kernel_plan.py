@@ -63,6 +63,12 @@ class Reduce:
     arg_dtype: str
 
 
+# Reductions of b8 values as the logical ones they are (a bool sum is true
+# when any value is): g++ vectorized `omp simd reduction(+)` of a bool
+# accumulator as byte additions and stored bools of 2 and more.
+_B8_REDUCTIONS = {"sum": "any", "max": "any", "prod": "all", "min": "all"}
+
+
 @dataclass(frozen=True)
 class Scan:
     """The inclusive scan of `arg` along loop variable `dim`."""
@@ -356,6 +362,8 @@ def _statements(nodes, space, outputs: set[int], ids) -> list:
             elif op.op == "reduce":
                 arg = op.operands[0]
                 kind = op.attr("reduction").name
+                if arg.type == "b8":
+                    kind = _B8_REDUCTIONS.get(kind, kind)
                 statements.append(Reduce(var, kind, local[id(arg)], op.result.type, arg.type))
             elif op.op == "scan":
                 arg = op.operands[0]

@@ -267,3 +267,24 @@ def test_signed_overflow_wraps_as_in_eager(name, dtype, backend, tmp_path):
     x = torch.randint(-1000, 1000, (37,), dtype=dtype)
     x[:3] = torch.tensor([info.max, info.min, -1])
     _check(WRAPPING[name], [x], backend, tmp_path)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+@pytest.mark.parametrize("shape", [(1000, 37), (37, 129)], ids=["1000x37", "37x129"])
+def test_sums_and_products_of_bools_are_bools(shape, backend, tmp_path):
+    """A sum of bools kept as bool is true where any value is (g++ added a
+    bool accumulator's bytes in a simd reduction and stored trues of 2)."""
+    x = torch.randn(*shape)
+
+    def fn(x):
+        b = x > 1.5
+        return (
+            b.sum(0, dtype=torch.bool),
+            b.sum(1, dtype=torch.bool),
+            b.sum(dtype=torch.bool),
+            b.prod(1, dtype=torch.bool),
+            b.amax(1),
+            b.amin(0),
+        )
+
+    _check(fn, [x], backend, tmp_path)
