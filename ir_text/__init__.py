@@ -14,6 +14,7 @@ from .graph_check import (
     to_torch_arg,
 )
 from .index import (
+    eval_index,
     FloorDiv,
     IndexStyle,
     Mod,
@@ -97,6 +98,7 @@ __all__ = [
     "format_fact",
     "format_literal",
     "from_torch",
+    "eval_index",
     "index_max",
     "index_min",
     "index_var",

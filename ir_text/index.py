@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 import sympy
+import torch
 
 
 class FloorDiv(sympy.Function):
@@ -335,3 +336,36 @@ def _split_multiples(expr, divisor: int):
         else:
             rest += term
     return quotient, rest
+
+
+def eval_index(expr, env: dict[str, torch.Tensor]):
+    """An index expression as an int64 tensor (broadcast over the loop grid)."""
+    if expr.is_Integer:
+        return torch.tensor(int(expr), dtype=torch.int64)
+    if expr.is_Symbol:
+        return env[expr.name]
+    if expr.is_Add:
+        out = eval_index(expr.args[0], env)
+        for a in expr.args[1:]:
+            out = out + eval_index(a, env)
+        return out
+    if expr.is_Mul:
+        out = eval_index(expr.args[0], env)
+        for a in expr.args[1:]:
+            out = out * eval_index(a, env)
+        return out
+    if expr.is_Pow:
+        return eval_index(expr.base, env) ** int(expr.exp)
+    if isinstance(expr, FloorDiv):
+        a, b = (eval_index(x, env) for x in expr.args)
+        return torch.div(a, b, rounding_mode="floor")
+    if isinstance(expr, Mod):
+        a, b = (eval_index(x, env) for x in expr.args)
+        return torch.remainder(a, b)
+    if isinstance(expr, (sympy.Min, sympy.Max)):
+        pick = torch.minimum if isinstance(expr, sympy.Min) else torch.maximum
+        out = eval_index(expr.args[0], env)
+        for a in expr.args[1:]:
+            out = pick(out, eval_index(a, env))
+        return out
+    raise ValueError(f"cannot evaluate index {expr}")

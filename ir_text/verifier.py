@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import math
 
+import torch
+
 from .body_ops import BODY_OPS, REDUCTION_ACCEPTS, REDUCTION_RESULT, REDUCTIONS, SCANS, body_op_takes
 from .dtypes import INT_DTYPES, TORCH_DTYPES, int_range, is_float, to_torch
 from .errors import TircError, error_at
-from .index import index_bounds, index_magnitude, index_symbols, non_overlapping
+from .index import eval_index, index_bounds, index_magnitude, index_symbols, non_overlapping
 from .graph_check import check_call, check_graph, input_shapes
 from .model import STAGES, BufferType, Enum, Module, Value
 from .printer import VERSION, format_literal
@@ -157,6 +159,8 @@ def _check_loop_node(node, m: Module) -> None:
     indirect = 0
     for op in node.body:
         _check_body_op(op, node, scope, local)
+        if op.op == "load":
+            _check_reads_written(op, scope, m)
         if op.op == "indirect":
             name = f"ind{indirect}"
             if op.result.hint != name:
@@ -169,6 +173,46 @@ def _check_loop_node(node, m: Module) -> None:
             local, scope = set(), dict(outer)
         if op.result is not None:
             local.add(id(op.result))
+
+
+# A buffer whose strides leave holes in its storage (a padded layout) has
+# elements nothing writes; a load of one reads uninitialized memory, which
+# differs between runs and between the compiled code and the interpreter.
+# Such loads are checked element by element up to this many storage
+# elements and reads (a load past either is not checked); dense layouts, the
+# only ones passes produce, need no check.
+_HOLES_CHECKED_UP_TO = 2**22
+
+
+def _check_reads_written(op, scope: dict[str, int], m: Module) -> None:
+    """Only buffers of loop nodes, which write their elements and nothing
+    else, are checked (an input's storage is the caller's, an extern's ATen's)."""
+    source = op.operands[0]
+    t = source.type
+    numel = math.prod(t.shape)
+    if numel == 0 or t.storage_size == numel:
+        return  # a dense buffer is written whole
+    if not any(n.result is source for n in m.nodes if n.kind != "extern"):
+        return
+    symbols = sorted(index_symbols(op.attr("index")))
+    if any(s.startswith("ind") for s in symbols):
+        return  # data-dependent: which elements it reads is not known here
+    if t.storage_size > _HOLES_CHECKED_UP_TO or math.prod(scope[s] for s in symbols) > _HOLES_CHECKED_UP_TO:
+        return
+    written = torch.zeros(t.storage_size, dtype=torch.bool)
+    offsets = torch.zeros((), dtype=torch.int64)
+    for k, (size, stride) in enumerate(zip(t.shape, t.strides)):
+        offsets = offsets + torch.arange(size).view([-1] + [1] * (len(t.shape) - 1 - k)) * stride
+    written[offsets.reshape(-1)] = True
+    env = {s: torch.arange(scope[s]).view([-1] + [1] * (len(symbols) - 1 - k)) for k, s in enumerate(symbols)}
+    read = eval_index(op.attr("index"), env).reshape(-1)
+    unwritten = read[~written[read]]
+    if unwritten.numel():
+        raise _fail(
+            op,
+            f"the load reads element {int(unwritten.min())} of its source's storage, which nothing"
+            f" writes: the source's strides {list(t.strides)} leave holes there",
+        )
 
 
 def _check_kind_op(node) -> None:

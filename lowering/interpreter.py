@@ -9,14 +9,12 @@ It shares no code with the code generators.
 
 from __future__ import annotations
 
-import sympy
 import torch
 
 from ir_text import (
-    FloorDiv,
-    Mod,
     Module,
     empty_reduction,
+    eval_index,
     flat_tensors,
     from_torch,
     resolve_target,
@@ -87,39 +85,6 @@ _BINARY = {
 # Ops handled below, not by the tables; together they cover ir_text.BODY_OPS.
 SPECIAL_OPS = ("load", "store", "constant", "to_dtype", "where", "index", "indirect", "reduce", "scan")
 INTERPRETED_OPS = frozenset(_UNARY) | frozenset(_BINARY) | frozenset(SPECIAL_OPS)
-
-
-def eval_index(expr, env: dict[str, torch.Tensor]):
-    """An index expression as an int64 tensor (broadcast over the loop grid)."""
-    if expr.is_Integer:
-        return torch.tensor(int(expr), dtype=torch.int64)
-    if expr.is_Symbol:
-        return env[expr.name]
-    if expr.is_Add:
-        out = eval_index(expr.args[0], env)
-        for a in expr.args[1:]:
-            out = out + eval_index(a, env)
-        return out
-    if expr.is_Mul:
-        out = eval_index(expr.args[0], env)
-        for a in expr.args[1:]:
-            out = out * eval_index(a, env)
-        return out
-    if expr.is_Pow:
-        return eval_index(expr.base, env) ** int(expr.exp)
-    if isinstance(expr, FloorDiv):
-        a, b = (eval_index(x, env) for x in expr.args)
-        return torch.div(a, b, rounding_mode="floor")
-    if isinstance(expr, Mod):
-        a, b = (eval_index(x, env) for x in expr.args)
-        return torch.remainder(a, b)
-    if isinstance(expr, (sympy.Min, sympy.Max)):
-        pick = torch.minimum if isinstance(expr, sympy.Min) else torch.maximum
-        out = eval_index(expr.args[0], env)
-        for a in expr.args[1:]:
-            out = pick(out, eval_index(a, env))
-        return out
-    raise ValueError(f"cannot evaluate index {expr}")
 
 
 def flat_storage(t: torch.Tensor, storage_size: int) -> torch.Tensor:

@@ -245,3 +245,36 @@ def test_a_loops_iterations_fit_int64():
     err = check_text(text, FILE)
     assert err is not None and err.line == 5, err
     assert "the loop ranges multiply to 18446744073709551616 iterations, more than int64 holds" in err.message
+
+
+PADDED = """tirc 0.1 stage=lower source="x.py"
+options {backend = "cpp", device = "cpu", fusion = false, fusion_bisect_limit = -1, max_fusion_size = 64}
+input %x : f32[4, 8] {device = "cpu", seed = 0, strides = [8, 1]}
+
+%buf0 = loop.pointwise [i0 < 4, i1 < 8] : f32[4, 8] strides [16, 1] {
+  %0 = load %x[8*i0 + i1] : f32
+  %1 = neg(%0) : f32
+  store %1
+}
+%buf1 = loop.pointwise [i0 < 4, i1 < 8] : f32[4, 8] strides [8, 1] {
+  %0 = load %buf0[READ] : f32
+  %1 = abs(%0) : f32
+  store %1
+}
+return (%buf1)
+"""
+
+
+def test_a_load_of_elements_nothing_writes_is_refused():
+    """A buffer with padded strides (rows of 16 for 8 values) leaves holes;
+    a reader at the dense offsets would read uninitialized memory, which
+    made replay's results differ run to run. Reading the padded offsets is
+    valid, and replays exactly."""
+    err = check_text(PADDED.replace("READ", "8*i0 + i1"), FILE)
+    assert err is not None and err.line == 11 and err.col == 3, err
+    assert "reads element 8 of its source's storage, which nothing writes" in err.message
+    assert "strides [16, 1] leave holes" in err.message
+    module = parse(PADDED.replace("READ", "16*i0 + i1"), FILE)
+    x = torch.randn(4, 8)
+    (got,) = interpret(module, [x])
+    assert torch.equal(got, x.abs())
