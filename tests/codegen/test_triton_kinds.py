@@ -194,7 +194,7 @@ def test_boolean_and_empty_reductions(tmp_path, capsys):
     nodes = [
         ("max", "p", 5, "b8"),
         ("min", "p", 5, "b8"),
-        ("argmax", "p", 5, "i64"),
+        ("argmax", "x", 5, "i64"),  # of b8 the verifier refuses, as ATen does
         ("max", "x", 0, "f32"),
         ("argmin", "x", 0, "i64"),
         ("prod", "x", 0, "f32"),
@@ -212,7 +212,7 @@ def test_boolean_and_empty_reductions(tmp_path, capsys):
     expected = [
         p.any(1),
         p.all(1),
-        p.to(torch.int8).argmax(1),
+        x.argmax(1),
         torch.full((37,), float("-inf")),
         torch.zeros(37, dtype=torch.int64),
         torch.ones(37),
