@@ -3,8 +3,7 @@ dimension. OpenMP runs across the rows; per row, passes over the
 r-variables whose innermost loop is `#pragma omp simd reduction(...)`, so
 accumulators live in vector registers (sums are reassociated across lanes).
 Values a later pass would recompute through an expensive op are kept
-(cpp_keep.py). A division by a per-row value is a multiplication by its
-reciprocal, computed once per row (_reciprocals). Few long rows run one
+(cpp_keep.py). Few long rows run one
 after the other, each pass in chunks across the threads (cpp_split.py)."""
 
 from __future__ import annotations
@@ -89,18 +88,6 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int, chunks: Chun
     the pass runs chunk by chunk across the threads, each into partials."""
     lines = body.lines
     pad = "  " * depth
-    multiplied, divisors = _reciprocals(loop, body.dtypes)
-    if divisors:
-        ok = " && ".join(f"tirc_reciprocal_ok({d})" for d in divisors)
-        lines.append(f"{pad}if ({ok}) {{")
-        for divisor, dtype in divisors.items():
-            lines.append(f"{pad}  const {C_TYPES[dtype]} inv_{divisor} = {_ONE[dtype]} / {divisor};")
-            body.dtypes[f"inv_{divisor}"] = dtype
-        _row_pass(plan, multiplied, body, depth + 1, chunks)
-        lines.append(f"{pad}}} else {{")
-        _row_pass(plan, Loop(loop.statements, divide=True), body, depth + 1, chunks)
-        lines.append(f"{pad}}}")
-        return
     reduces = [s for s in loop.statements if isinstance(s, Reduce)]
     in_order = any(map(ordered, reduces))
     consts, loops = split((f"r{k}", s) for k, s in enumerate(plan.reduction))
@@ -160,41 +147,6 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int, chunks: Chun
             result = acc
         lines.append(f"{pad}{C_TYPES[reduce.dtype]} {reduce.var} = {result};")
         body.dtypes[reduce.var] = reduce.dtype
-
-
-# A float division by a per-row value (softmax's sum, a user's
-# `x / x.sum(-1, keepdim=True)`) in a pass that reduces nothing, as a
-# multiplication by its reciprocal, computed once per row, as eager's
-# softmax does: a vector division costs about ten multiplications. Results
-# may differ from a division by one ulp. Only where the reciprocal is a
-# normal number (tirc_reciprocal_ok, checked per row; else the pass
-# divides): for a divisor below 2^-126 it would be inf. Softmax 2048x2048
-# f32 on a 2-core Xeon, in the benchmark's rounds: 0.93 of the time with
-# the division.
-_ONE = {"f32": "1.0f", "f64": "1.0"}
-
-
-def _reciprocals(loop: Loop, dtypes: dict[str, str]) -> tuple[Loop, dict[str, str]]:
-    """The pass with each float division by a value defined before it, of
-    the division's dtype, a multiplication by `inv_{value}`, and those values
-    with their dtypes (none for a pass that reduces, or one already chosen
-    to divide)."""
-    defined = {s.var for s in loop.statements if hasattr(s, "var") and not isinstance(s, Reduce)}
-    if loop.divide or any(isinstance(s, Reduce) for s in loop.statements):
-        return loop, {}
-    statements, divisors = [], {}
-    for stmt in loop.statements:
-        if (
-            isinstance(stmt, Compute)
-            and stmt.op == "truediv"
-            and stmt.dtype in _ONE
-            and stmt.args[1] not in defined
-            and dtypes.get(stmt.args[1]) == stmt.dtype
-        ):
-            divisors[stmt.args[1]] = stmt.dtype
-            stmt = Compute(stmt.var, "mul", (stmt.args[0], f"inv_{stmt.args[1]}"), stmt.dtype, stmt.attrs)
-        statements.append(stmt)
-    return Loop(tuple(statements)), divisors
 
 
 # Lanes of a blocked pass's accumulator arrays: one AVX-512 vector of

@@ -86,8 +86,6 @@ class Loop:
     reduced element); each Reduce in it defines its var after the pass."""
 
     statements: tuple
-    # C++: keep divisions by per-row values as divisions (cpp_rows._reciprocals).
-    divide: bool = False
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,6 @@ def _decompositions():
 
     aten = torch.ops.aten
     extra = [
-        aten._softmax,
         aten._log_softmax,
         aten.native_layer_norm,
         aten.native_group_norm,
@@ -83,7 +82,27 @@ def _decompositions():
     table = {**core_aten_decompositions(), **get_decompositions(extra)}
     table[aten._native_batch_norm_legit_no_training.default] = _batch_norm_inference
     table[aten.take.default] = _take
+    table[aten._softmax.default] = _softmax
     return table
+
+
+def _softmax(x, dim, half_to_float):
+    """Softmax as eager's kernels round it: in float32 for halves, exp(x -
+    max) over the sum of those, on the CPU as each times the sum's reciprocal
+    (ATen's CPU kernel multiplies) and elsewhere as a division (its CUDA
+    kernels divide). The backends compute what the IR says and never turn a
+    division into a multiplication themselves: `x / x.amax(1, keepdim=True)`
+    must give exactly 1 at the maximum."""
+    x = x.contiguous()
+    result = torch.float32 if half_to_float else x.dtype
+    compute = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
+    x = x.to(compute)
+    shifted = x - torch.amax(x, dim, keepdim=True) if x.numel() else x
+    unnormalized = torch.exp(shifted)
+    total = torch.sum(unnormalized, dim, keepdim=True)
+    if x.device.type == "cpu":
+        return (unnormalized * torch.reciprocal(total)).to(result)
+    return (unnormalized / total).to(result)
 
 
 def _take(input, index):

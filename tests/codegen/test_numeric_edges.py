@@ -288,3 +288,36 @@ def test_sums_and_products_of_bools_are_bools(shape, backend, tmp_path):
         )
 
     _check(fn, [x], backend, tmp_path)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+def test_a_division_by_a_row_value_is_exact(backend, tmp_path):
+    """A division stays a division, rounded once: x / max is exactly 1 at
+    the maximum and (41 k) / 41 exactly k, so floor() agrees with eager (a
+    multiplication by the per-row reciprocal gave 0.99999994, floor 0)."""
+    x = torch.rand(64, 37) + 0.1
+    k = torch.randint(1, 300, (64, 37)).float() * 41.0
+
+    def fn(x, k):
+        return torch.floor(x / x.amax(dim=1, keepdim=True)), torch.floor(
+            (k - k.amin(dim=1, keepdim=True)) / 41.0
+        )
+
+    _check(fn, [x, k], backend, tmp_path)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+def test_softmax_on_the_cpu_multiplies_by_the_sums_reciprocal(dtype, backend, tmp_path):
+    """ATen's CPU softmax multiplies by the sum's reciprocal; the CPU
+    program's IR says so, and the kernels round as it does."""
+    x = (torch.randn(37, 129) * 4).to(dtype)
+
+    def fn(x):
+        return torch.softmax(x, -1)
+
+    compiled = tirc.compile(fn, [x], backend=backend, dump_after="lower", dump_dir=tmp_path)
+    lowered = (tmp_path / "02-lower.tir").read_text()
+    assert "reciprocal(" in lowered and "truediv(" not in lowered
+    tolerance = 2e-6 if dtype == torch.float32 else 1e-2
+    torch.testing.assert_close(compiled(x), fn(x), rtol=tolerance, atol=1e-7)

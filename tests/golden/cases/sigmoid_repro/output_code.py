@@ -155,18 +155,6 @@ static inline float tirc_erff(float x) {
 }
 static inline double tirc_erf(double x) { return erf(x); }
 
-// Whether 1 / d is a normal number, so that x * (1 / d) is within an ulp or
-// two of x / d (cpp_rows._reciprocals); 0, inf, NaN and subnormal or huge
-// divisors are divided by.
-static inline bool tirc_reciprocal_ok(float d) {
-  float a = __builtin_fabsf(d);
-  return a >= 0x1p-126f && a <= 0x1p126f;
-}
-static inline bool tirc_reciprocal_ok(double d) {
-  double a = __builtin_fabs(d);
-  return a >= 0x1p-1022 && a <= 0x1p1022;
-}
-
 // NaN-propagating max/min, as torch.maximum/minimum; one select each, so
 // loops that use them vectorize.
 template <typename T> static inline T tirc_maximum(T a, T b) { return (a > b || a != a) ? a : b; }

@@ -155,18 +155,6 @@ static inline float tirc_erff(float x) {
 }
 static inline double tirc_erf(double x) { return erf(x); }
 
-// Whether 1 / d is a normal number, so that x * (1 / d) is within an ulp or
-// two of x / d (cpp_rows._reciprocals); 0, inf, NaN and subnormal or huge
-// divisors are divided by.
-static inline bool tirc_reciprocal_ok(float d) {
-  float a = __builtin_fabsf(d);
-  return a >= 0x1p-126f && a <= 0x1p126f;
-}
-static inline bool tirc_reciprocal_ok(double d) {
-  double a = __builtin_fabs(d);
-  return a >= 0x1p-1022 && a <= 0x1p1022;
-}
-
 // NaN-propagating max/min, as torch.maximum/minimum; one select each, so
 // loops that use them vectorize.
 template <typename T> static inline T tirc_maximum(T a, T b) { return (a > b || a != a) ? a : b; }
@@ -360,21 +348,12 @@ extern "C" void k0(const float* __restrict__ p_x, float* __restrict__ p_buf5) {
       acc_t6 = acc_t6 + t5;
     }
     float t6 = acc_t6;
-    if (tirc_reciprocal_ok(t6)) {
-      const float inv_t6 = 1.0f / t6;
-      #pragma omp simd
-      for (int64_t r0 = 0; r0 < 37; ++r0) {
-        float t5 = p_buf5[37*i0 + r0];
-        float t7 = (t5 * inv_t6);
-        p_buf5[37*i0 + r0] = t7;
-      }
-    } else {
-      #pragma omp simd
-      for (int64_t r0 = 0; r0 < 37; ++r0) {
-        float t5 = p_buf5[37*i0 + r0];
-        float t7 = (t5 / t6);
-        p_buf5[37*i0 + r0] = t7;
-      }
+    float t7 = (1 / t6);
+    #pragma omp simd
+    for (int64_t r0 = 0; r0 < 37; ++r0) {
+      float t5 = p_buf5[37*i0 + r0];
+      float t8 = (t5 * t7);
+      p_buf5[37*i0 + r0] = t8;
     }
   }
 }
