@@ -43,7 +43,7 @@ from dataclasses import replace
 
 import sympy
 
-from ir_text import index_var
+from ir_text import FloorDiv, Mod, index_var
 
 from . import triton_configs, triton_online, triton_split
 from .kernel_plan import KernelPlan, Load, Loop, Scan
@@ -239,9 +239,12 @@ def _outer(plan: KernelPlan) -> bool:
 
 
 def _stride(index, symbol):
-    """The coefficient of `symbol` in an index, or None where it is not linear in it."""
-    step = index.xreplace({symbol: symbol + 1}) - index
-    step = sympy.simplify(step)
+    """The coefficient of `symbol` in an index, or None where it is not linear
+    in it: where it appears inside a division, modulo, min or max (sympy's
+    simplify of such a difference took 70 s for a pooling window's index)."""
+    if any(symbol in f.free_symbols for f in index.atoms(sympy.Min, sympy.Max, FloorDiv, Mod)):
+        return None
+    step = sympy.expand(index.xreplace({symbol: symbol + 1}) - index)
     return int(step) if step.is_Integer else None
 
 

@@ -11,7 +11,10 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
+from ir_text import is_float
+
 from .body import BodyBuilder
+from .tensors import NotLowerable
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,10 @@ _binary("pow", "aten.pow.Tensor_Tensor", "aten.pow.Scalar")
 def _pow_scalar(b: BodyBuilder, x, exponent):
     """Eager computes a float tensor to the power 0.5 as sqrt and to -0.5 as
     rsqrt, which differ from C's pow at -inf (NaN, not inf) and -0.0."""
+    if type(exponent) is int and exponent < 0 and not is_float(b.compute):
+        # Eager raises "Integers to negative integer powers are not allowed";
+        # the ATen call does the same when the program runs.
+        raise NotLowerable("an integer tensor to a negative integer power")
     if b.compute in ("f32", "f64") and exponent in (0.5, -0.5):
         return b.op("sqrt" if exponent > 0 else "rsqrt", b.value(x))
     return b.op("pow", b.value(x), b.value(exponent))

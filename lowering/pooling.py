@@ -31,22 +31,43 @@ def _window(ctx, op, x: LTensor, kernel, stride, padding, dilation, kind, dtype,
     b = BodyBuilder(out.shape, acc, kernel)
     lead = list(b.vars[: len(out.shape) - n])
     starts = [b.vars[len(lead) + k] * stride[k] - padding[k] for k in range(n)]
-    coords = [starts[k] + b.rvars[k] * dilation[k] for k in range(n)]
-    mask = None
     idx = list(lead)
-    for k in range(n):
-        size = spatial_in[k]
-        idx.append(index_min(index_max(coords[k], 0), size - 1))
-        cond = b.in_range(coords[k], 0, size)
-        mask = cond if mask is None else b.op("logical_and", mask, cond)
-    v = b.cast(b.load_at(x, idx), acc)
-    fill = float("-inf") if kind in ("max", "argmax") else 0.0
-    v = b.where(mask, v, b.const(fill))
+    if kind in ("max", "argmax"):
+        # Window positions in the padding read the nearest in-bounds position
+        # of their window instead (the first one before it, the last one
+        # after it): the maximum is unchanged, and the first maximum is at
+        # eager's index even when every in-bounds value is -inf (-inf
+        # padding would tie, and come first).
+        firsts = _in_bounds(starts, kernel, dilation, spatial_in)
+        for k in range(n):
+            step = index_min(index_max(b.rvars[k], firsts[k][0]), firsts[k][1])
+            idx.append(index_min(index_max(starts[k] + step * dilation[k], 0), spatial_in[k] - 1))
+        v = b.cast(b.load_at(x, idx), acc)
+    else:
+        mask = None
+        for k in range(n):
+            coord = starts[k] + b.rvars[k] * dilation[k]
+            idx.append(index_min(index_max(coord, 0), spatial_in[k] - 1))
+            cond = b.in_range(coord, 0, spatial_in[k])
+            mask = cond if mask is None else b.op("logical_and", mask, cond)
+        v = b.where(mask, b.cast(b.load_at(x, idx), acc), b.const(0.0))
     r = b.reduce(v, kind)
     if post is not None:
         r = post(b, r, starts)
     b.store(b.cast(r, dtype))
     return ctx.loop("reduction", out.shape, dtype, b, kernel)
+
+
+def _in_bounds(starts, kernel, dilation, spatial) -> list[tuple]:
+    """Per spatial dimension, (first, last) window step whose position
+    start + step * dilation is in bounds, as index expressions (every
+    window of ATen's pooling has one)."""
+    steps = []
+    for k, start in enumerate(starts):
+        first = FloorDiv(index_max(-start, 0) + dilation[k] - 1, dilation[k])
+        last = index_min(FloorDiv(index_max(spatial[k] - 1 - start, 0), dilation[k]), kernel[k] - 1)
+        steps.append((first, last))
+    return steps
 
 
 def _max_pool(n: int):
@@ -66,7 +87,11 @@ def _max_pool(n: int):
                 offsets.append(b.op("remainder", rest, b.const(kernel[k], "i64")))
                 rest = b.op("floor_divide", rest, b.const(kernel[k], "i64"))
             offsets.reverse()
+            firsts = _in_bounds(starts, kernel, dilation, x.shape[-n:])
             for k in range(n):
+                # The step the window read at (positions in the padding read in bounds).
+                first, last = (b.index(e) for e in firsts[k])
+                offsets[k] = b.op("maximum", b.op("minimum", offsets[k], last), first)
                 coord = b.op("add", b.index(starts[k]), b.op("mul", offsets[k], b.const(dilation[k], "i64")))
                 flat = (
                     coord

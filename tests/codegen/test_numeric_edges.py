@@ -321,3 +321,40 @@ def test_softmax_on_the_cpu_multiplies_by_the_sums_reciprocal(dtype, backend, tm
     assert "reciprocal(" in lowered and "truediv(" not in lowered
     tolerance = 2e-6 if dtype == torch.float32 else 1e-2
     torch.testing.assert_close(compiled(x), fn(x), rtol=tolerance, atol=1e-7)
+
+
+# Pooling configurations: the C++ backend takes all, the Triton interpreter
+# (40 s for one at the C++ size) the first, on a smaller input.
+POOLS = [(3, 1, 1, 1, False), (3, 2, 1, 2, True), (4, 3, 2, 1, True), (2, 1, 1, 2, False)]
+
+
+@pytest.mark.parametrize(
+    "backend, pool", [("cpp", p) for p in POOLS] + [("triton", POOLS[0])], ids=lambda v: str(v)
+)
+def test_max_pool_indices_where_the_window_is_minus_inf(backend, pool, tmp_path):
+    """A window whose in-bounds values are all -inf gives eager's index, its
+    first in-bounds element (-inf padding tied and came first: index -6);
+    ties (no signed zeros: which of two equal zeros max keeps is not
+    eager's order) and a NaN keep eager's choice too."""
+    kernel, stride, padding, dilation, ceil_mode = pool
+    x = torch.randn(2, 2, 9, 11) if backend == "cpp" else torch.randn(2, 2, 6, 7)
+    x[0, 0, :3, :4] = -INF
+    x[0, 1, :, :2] = -INF
+    x[1, 1] = x[1, 1].round() + 0.0
+    x[1, 0, 5, 5] = NAN
+
+    def fn(x):
+        return torch.nn.functional.max_pool2d(
+            x, kernel, stride, padding, dilation, ceil_mode, return_indices=True
+        )
+
+    _check(fn, [x], backend, tmp_path)
+
+
+def test_an_integer_to_a_negative_power_raises_as_in_eager():
+    """Eager refuses an integer tensor to a negative integer power; the
+    compiled program raises the same error (the op runs as an ATen call)."""
+    a = torch.randint(2, 9, (5,))
+    compiled = tirc.compile(lambda a: a**-2, [a])
+    with pytest.raises(RuntimeError, match="negative integer powers"):
+        compiled(a)
