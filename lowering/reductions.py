@@ -3,8 +3,9 @@
 A reduction node iterates its output shape with i-variables and the reduced
 dimensions with r-variables; its body loads and computes per (i, r), then
 `reduce`s, then an epilogue (a mean's division, say) runs per output
-element. Variance is two-pass: a mean node, then a reduction of squared
-deviations from it (as Inductor's non-Welford fallback).
+element. Variance is three passes: a mean, its correction by the mean
+deviation from it, then a reduction of squared deviations (Inductor's
+non-Welford fallback has the first and the last).
 """
 
 from __future__ import annotations
@@ -131,30 +132,50 @@ def _logical(kind):
 
 
 def _variance(ctx, x: LTensor, dims, correction, keepdim, out_dtype):
-    """(var, mean) in two passes; both shaped as the keepdim-or-not output."""
+    """(var, mean) in two passes over the data; both shaped as the
+    keepdim-or-not output."""
     n = _numel(x, dims)
     acc = compute_dtype(out_dtype)
-    mean = reduction(
-        ctx, x, dims, keepdim, acc, "sum", acc=acc, post=lambda b, r: b.op("truediv", r, b.const(n))
+
+    def average(b, r):
+        return b.op("truediv", r, b.const(n))
+
+    def deviation_from(center):
+        def pre(b, v, idx):
+            return b.op(
+                "sub", b.cast(v, acc), b.load_at(center, [b.vars[k] for k in range(len(center.shape))])
+            )
+
+        return pre
+
+    # Shifted data: the deviations from a first mean m0 = sum / n (exact
+    # differences) give the mean, m0 + s1 / n, rounded about once where sum
+    # / n is off by an ulp or more, which layer norm's rsqrt(var + eps)
+    # scales by up to 316 (a constant row gave 4e-5 where eager gives
+    # exactly 0); and the variance, (s2 - s1^2 / n) / divisor, with s2 the
+    # sum of squared deviations. s1 and s2 come from one pass over the data.
+    first = reduction(ctx, x, dims, keepdim, acc, "sum", acc=acc, post=average)
+    deviation = deviation_from(first)
+    s1 = reduction(ctx, x, dims, keepdim, acc, "sum", acc=acc, pre=deviation)
+
+    def squared(b, v, idx):
+        d = deviation(b, v, idx)
+        return b.op("mul", d, d)
+
+    s2 = reduction(ctx, x, dims, keepdim, acc, "sum", acc=acc, pre=squared)
+    mean = ctx.pointwise(
+        first.shape, acc, lambda b: b.op("add", b.load(first), b.op("truediv", b.load(s1), b.const(n)))
     )
     divisor = max(n - (1 if correction is None else correction), 0)
 
-    def squared_deviation(b, v, idx):
-        m = b.load_at(mean, [b.vars[k] for k in range(len(mean.shape))])
-        d = b.op("sub", b.cast(v, acc), m)
-        return b.op("mul", d, d)
+    def variance(b):
+        t = b.load(s1)
+        centered = b.op("sub", b.load(s2), b.op("truediv", b.op("mul", t, t), b.const(n)))
+        # Rounding can leave a constant row's at -1e-20: its std would be NaN.
+        centered = b.op("maximum", centered, b.const(0.0))
+        return b.op("truediv", centered, b.const(divisor))
 
-    var = reduction(
-        ctx,
-        x,
-        dims,
-        keepdim,
-        out_dtype,
-        "sum",
-        acc=acc,
-        pre=squared_deviation,
-        post=lambda b, r: b.op("truediv", r, b.const(divisor)),
-    )
+    var = ctx.pointwise(first.shape, out_dtype, variance, compute=acc)
     return var, mean
 
 

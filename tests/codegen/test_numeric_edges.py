@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import lowering
 import tirc
@@ -358,3 +359,22 @@ def test_an_integer_to_a_negative_power_raises_as_in_eager():
     compiled = tirc.compile(lambda a: a**-2, [a])
     with pytest.raises(RuntimeError, match="negative integer powers"):
         compiled(a)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+def test_constant_rows_normalize_to_exact_zeros(backend, tmp_path):
+    """A row of one repeated value has mean that value and variance 0, as
+    eager's Welford gets them: layer norm gives exact zeros, std exact 0
+    (sum / n was an ulp off for 3.7 x 29, and rsqrt(eps) scaled it to 4e-5)."""
+    x = torch.randn(37, 29)
+    x[:32] = (torch.randn(32) * torch.logspace(-2, 4, 32))[:, None]
+
+    def fn(x):
+        return F.layer_norm(x, (29,)), x.std(1), torch.var_mean(x, 1, correction=0)
+
+    compiled = tirc.compile(fn, [x], backend=backend)
+    got, want = compiled(x), fn(x)
+    assert torch.equal(got[0][:32], torch.zeros(32, 29)) and torch.equal(got[1][:32], torch.zeros(32))
+    assert torch.equal(got[2][1][:32], x[:32, 0])
+    torch.testing.assert_close(got[0], want[0], rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(got[1], want[1])

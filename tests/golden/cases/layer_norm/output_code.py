@@ -323,12 +323,15 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
 }
 
 // tirc: unit
-// k0: %buf0, %buf1, %buf2, %buf3, %buf4, %buf5
-extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_norm_weight, const float* __restrict__ p_norm_bias, float* __restrict__ p_buf5) {
+// k0: %buf0, %buf1, %buf2, %buf3, %buf4, %buf5, %buf6
+extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_norm_weight, const float* __restrict__ p_norm_bias, float* __restrict__ p_buf6) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {
     float t2 = float(37.0);
-    float t8 = float(37.0);
-    float t12 = float(1e-05);
+    float t12 = float(37.0);
+    float t17 = float(37.0);
+    float t20 = float(0.0);
+    float t22 = float(37.0);
+    float t24 = float(1e-05);
     float lanes_acc_t1[16];
     #pragma omp simd
     for (int64_t lane = 0; lane < 16; ++lane) {
@@ -357,10 +360,12 @@ extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_no
     float acc_t1 = lanes_acc_t1[0];
     float t1 = acc_t1;
     float t3 = (t1 / t2);
-    float lanes_acc_t7[16];
+    float lanes_acc_t6[16];
+    float lanes_acc_t10[16];
     #pragma omp simd
     for (int64_t lane = 0; lane < 16; ++lane) {
-      lanes_acc_t7[lane] = 0;
+      lanes_acc_t6[lane] = 0;
+      lanes_acc_t10[lane] = 0;
     }
     for (int64_t r0_block = 0; r0_block < 32; r0_block += 16) {
       #pragma omp simd
@@ -368,8 +373,11 @@ extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_no
         const int64_t r0 = r0_block + lane;
         float t4 = p_x[37*i0 + r0];
         float t5 = (t4 - t3);
-        float t6 = (t5 * t5);
-        lanes_acc_t7[lane] = lanes_acc_t7[lane] + t6;
+        lanes_acc_t6[lane] = lanes_acc_t6[lane] + t5;
+        float t7 = p_x[37*i0 + r0];
+        float t8 = (t7 - t3);
+        float t9 = (t8 * t8);
+        lanes_acc_t10[lane] = lanes_acc_t10[lane] + t9;
       }
     }
     #pragma omp simd
@@ -377,30 +385,42 @@ extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_no
       const int64_t r0 = 32 + lane;
       float t4 = p_x[37*i0 + r0];
       float t5 = (t4 - t3);
-      float t6 = (t5 * t5);
-      lanes_acc_t7[lane] = lanes_acc_t7[lane] + t6;
+      lanes_acc_t6[lane] = lanes_acc_t6[lane] + t5;
+      float t7 = p_x[37*i0 + r0];
+      float t8 = (t7 - t3);
+      float t9 = (t8 * t8);
+      lanes_acc_t10[lane] = lanes_acc_t10[lane] + t9;
     }
     for (int64_t width = 8; width > 0; width /= 2) {
       #pragma omp simd
       for (int64_t lane = 0; lane < width; ++lane) {
-        lanes_acc_t7[lane] = lanes_acc_t7[lane] + lanes_acc_t7[lane + width];
+        lanes_acc_t6[lane] = lanes_acc_t6[lane] + lanes_acc_t6[lane + width];
+        lanes_acc_t10[lane] = lanes_acc_t10[lane] + lanes_acc_t10[lane + width];
       }
     }
-    float acc_t7 = lanes_acc_t7[0];
-    float t7 = acc_t7;
-    float t9 = (t7 / t8);
-    float t13 = (t9 + t12);
-    float t14 = (1 / tirc_sqrt(t13));
+    float acc_t6 = lanes_acc_t6[0];
+    float acc_t10 = lanes_acc_t10[0];
+    float t6 = acc_t6;
+    float t10 = acc_t10;
+    float t13 = (t6 / t12);
+    float t14 = (t3 + t13);
+    float t16 = (t6 * t6);
+    float t18 = (t16 / t17);
+    float t19 = (t10 - t18);
+    float t21 = tirc_maximum(t19, t20);
+    float t23 = (t21 / t22);
+    float t25 = (t23 + t24);
+    float t26 = (1 / tirc_sqrt(t25));
     #pragma omp simd
     for (int64_t r0 = 0; r0 < 37; ++r0) {
-      float t10 = p_x[37*i0 + r0];
-      float t11 = (t10 - t3);
-      float t15 = (t11 * t14);
-      float t16 = p_norm_weight[r0];
-      float t17 = (t15 * t16);
-      float t18 = p_norm_bias[r0];
-      float t19 = (t17 + t18);
-      p_buf5[37*i0 + r0] = t19;
+      float t11 = p_x[37*i0 + r0];
+      float t15 = (t11 - t14);
+      float t27 = (t15 * t26);
+      float t28 = p_norm_weight[r0];
+      float t29 = (t27 * t28);
+      float t30 = p_norm_bias[r0];
+      float t31 = (t29 + t30);
+      p_buf6[37*i0 + r0] = t31;
     }
   }
 }
@@ -416,9 +436,9 @@ def call(args):
     runtime.assert_input(norm_weight, (37,), (1,), torch.float32, "norm_weight", "cpu")
     runtime.assert_input(norm_bias, (37,), (1,), torch.float32, "norm_bias", "cpu")
     runtime.assert_input(x, (7, 37), (37, 1), torch.float32, "x", "cpu")
-    buf5 = torch.empty_strided((7, 37), (37, 1), dtype=torch.float32, device="cpu")
-    k0(x.data_ptr(), norm_weight.data_ptr(), norm_bias.data_ptr(), buf5.data_ptr())
-    return (buf5,)
+    buf6 = torch.empty_strided((7, 37), (37, 1), dtype=torch.float32, device="cpu")
+    k0(x.data_ptr(), norm_weight.data_ptr(), norm_bias.data_ptr(), buf6.data_ptr())
+    return (buf6,)
 
 
 def benchmark(repeat=100):
