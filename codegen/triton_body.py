@@ -47,6 +47,14 @@ SIGNED_INDEX = IndexStyle(
 BLOCK_OVERRUN = 2**16
 
 NAN = "tl.PropagateNan.ALL"
+# float32 divisions rounded once, as IEEE and eager's CUDA kernels round
+# them: Triton's `/` is div.full.f32 (2 ulp), and x / x.amax() at the
+# maximum gave 0.99999994 on an H200, 254 for 255 once scaled to uint8.
+# div_rn takes float32 only; float64's `/` rounds once already.
+_F32_OPS = {
+    "truediv": "tl.math.div_rn({0}, {1})",
+    "reciprocal": "tl.math.div_rn(1.0, {0})",
+}
 _OPS = {
     "neg": "(-{0})",
     "abs": "tl.abs({0})",
@@ -303,6 +311,8 @@ class Kernel:
             template = _BOOL_OPS.get(stmt.op, template)
         elif not stmt.dtype.startswith(("f", "bf")):
             template = _INT_OPS.get(stmt.op, template)
+        elif stmt.dtype == "f32":
+            template = _F32_OPS.get(stmt.op, template)
         return template.format(*stmt.args, dtype=TL_TYPES[stmt.dtype])
 
     def index(self, expr) -> str:

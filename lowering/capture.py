@@ -87,22 +87,20 @@ def _decompositions():
 
 
 def _softmax(x, dim, half_to_float):
-    """Softmax as eager's kernels round it: in float32 for halves, exp(x -
-    max) over the sum of those, on the CPU as each times the sum's reciprocal
-    (ATen's CPU kernel multiplies) and elsewhere as a division (its CUDA
-    kernels divide). The backends compute what the IR says and never turn a
-    division into a multiplication themselves: `x / x.amax(1, keepdim=True)`
-    must give exactly 1 at the maximum."""
+    """Softmax as eager's CPU kernel rounds it: in float32 for halves, exp(x
+    - max) times the reciprocal of their sum. The backends compute what the
+    IR says and never turn a division into a multiplication themselves:
+    `x / x.amax(1, keepdim=True)` must give exactly 1 at the maximum. (Eager's
+    CUDA kernels divide instead; the results are within an ulp, and the
+    reciprocal costs one rounded division a row where a division per element
+    rounded once costs more than the approximate one Triton's `/` is.)"""
     x = x.contiguous()
     result = torch.float32 if half_to_float else x.dtype
     compute = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
     x = x.to(compute)
     shifted = x - torch.amax(x, dim, keepdim=True) if x.numel() else x
     unnormalized = torch.exp(shifted)
-    total = torch.sum(unnormalized, dim, keepdim=True)
-    if x.device.type == "cpu":
-        return (unnormalized * torch.reciprocal(total)).to(result)
-    return (unnormalized / total).to(result)
+    return (unnormalized * torch.reciprocal(torch.sum(unnormalized, dim, keepdim=True))).to(result)
 
 
 def _take(input, index):
