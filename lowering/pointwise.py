@@ -11,7 +11,9 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from ir_text import is_float
+import torch
+
+from ir_text import is_float, to_torch
 
 from .body import BodyBuilder
 from .tensors import NotLowerable
@@ -56,7 +58,23 @@ _unary("round", "aten.round.default")
 _unary("bitwise_not", "aten.bitwise_not.default")
 
 _binary("mul", "aten.mul.Tensor", "aten.mul.Scalar")
-_binary("truediv", "aten.div.Tensor", "aten.div.Scalar")
+
+
+@rule("aten.div.Tensor", "aten.div.Scalar")
+def _truediv(b: BodyBuilder, x, y):
+    """On a GPU, eager divides a float tensor by a Python number as a
+    multiplication by the number's reciprocal, rounded to the compute dtype
+    (ATen's CUDA kernel for a CPU scalar divisor); `(x - m) / 41.0` then
+    differs from the rounded quotient by an ulp, and a floor of it by 1. On
+    the CPU it divides."""
+    number = isinstance(y, (int, float)) and not isinstance(y, bool)
+    if b.device == "cuda" and number and y != 0 and b.compute in ("f32", "f64"):
+        dtype = to_torch(b.compute)
+        inverse = float(torch.tensor(1.0, dtype=dtype) / torch.tensor(y, dtype=dtype))
+        return b.op("mul", b.value(x), b.const(inverse, b.compute))
+    return b.op("truediv", b.value(x), b.value(y))
+
+
 _binary("maximum", "aten.maximum.default")
 _binary("minimum", "aten.minimum.default")
 _binary("pow", "aten.pow.Tensor_Tensor", "aten.pow.Scalar")

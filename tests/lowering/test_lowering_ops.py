@@ -416,3 +416,16 @@ def test_device_semantics_of_eager_are_followed_in_lowering():
     rounded = float(torch.tensor(s).half())
     assert f"{{value = {rounded!r}}}" in cpu and f"{{value = {s!r}}}" not in cpu
     assert f"{{value = {s!r}}}" in cuda
+
+
+def test_division_by_a_number_follows_the_device():
+    """Eager's CUDA kernel divides by a Python number as a multiplication by
+    its float32 reciprocal (so (41 k) / 41.0 can floor to k - 1 there), its
+    CPU kernel divides; a tensor divisor divides on both."""
+    x = torch.randn(7, 37)
+    cpu, cuda = (_lowered_on(d, lambda x: x / 41.0, [x]) for d in ("cpu", "cuda"))
+    inverse = float(torch.tensor(1.0) / torch.tensor(41.0))
+    assert "truediv(" in cpu and "mul(" not in cpu
+    assert "truediv(" not in cuda and f"{{value = {inverse!r}}}" in cuda
+    cuda = _lowered_on("cuda", lambda x: x / x.amax(1, keepdim=True), [x])
+    assert "truediv(" in cuda
