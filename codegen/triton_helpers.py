@@ -299,12 +299,11 @@ HELPERS["_signbit"] = """
 @triton.jit
 def _signbit(x):
     # In bits: -0.0 and NaNs carry a sign that comparisons do not see.
+    # Halves never come here: body ops take them converted to float32.
     if x.dtype == tl.float64:
         neg = x.to(tl.int64, bitcast=True) < 0
     elif x.dtype == tl.float32:
         neg = x.to(tl.int32, bitcast=True) < 0
-    elif x.dtype.is_floating():
-        neg = x.to(tl.int16, bitcast=True) < 0
     else:
         neg = x < 0
     return neg
@@ -314,12 +313,11 @@ HELPERS["_copysign"] = """
 def _copysign(a, b):
     # In bits: the GPU compiler folded a select of -|a| and |a| on b's sign
     # bit into an instruction that lost the sign of zeros and of NaNs.
-    if a.dtype.primitive_bitwidth == 64:
+    # float32 or float64: the op takes floats, halves converted to float32.
+    if a.dtype == tl.float64:
         bits = tl.int64
-    elif a.dtype.primitive_bitwidth == 32:
-        bits = tl.int32
     else:
-        bits = tl.int16
+        bits = tl.int32
     sign = tl.full(a.shape, 1, bits) << (a.dtype.primitive_bitwidth - 1)
     ua = a.to(bits, bitcast=True)
     ub = b.to(bits, bitcast=True)

@@ -3,9 +3,9 @@
 A reduction node iterates its output shape with i-variables and the reduced
 dimensions with r-variables; its body loads and computes per (i, r), then
 `reduce`s, then an epilogue (a mean's division, say) runs per output
-element. Variance is three passes: a mean, its correction by the mean
-deviation from it, then a reduction of squared deviations (Inductor's
-non-Welford fallback has the first and the last).
+element. Variance is two passes over the data: a first mean, then the
+sums of the deviations from it and of their squares, which give the mean
+and the variance (_variance).
 """
 
 from __future__ import annotations

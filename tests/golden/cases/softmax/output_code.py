@@ -162,7 +162,8 @@ template <typename T> static inline T tirc_minimum(T a, T b) { return (a < b || 
 static inline int64_t tirc_min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
 // The sign bit, read in bits: set on -0.0 and on a NaN with its sign set.
 // (g++ 12.2's vectorizer fails with an internal error on __builtin_signbit
-// of a float converted from bfloat16.) An integer's is its sign.
+// of a float converted from bfloat16.) An integer's is its sign. Halves
+// reach neither function: body ops take them converted to float.
 static inline bool tirc_signbit(float x) {
   int32_t b;
   __builtin_memcpy(&b, &x, 4);
@@ -173,18 +174,10 @@ static inline bool tirc_signbit(double x) {
   __builtin_memcpy(&b, &x, 8);
   return b < 0;
 }
-static inline bool tirc_signbit(_Float16 x) {
-  int16_t b;
-  __builtin_memcpy(&b, &x, 2);
-  return b < 0;
-}
 template <typename T> static inline bool tirc_signbit(T x) { return x < 0; }
 // |a| with b's sign bit (a NaN's too).
 static inline float tirc_copysign(float a, float b) { return __builtin_copysignf(a, b); }
 static inline double tirc_copysign(double a, double b) { return __builtin_copysign(a, b); }
-static inline _Float16 tirc_copysign(_Float16 a, _Float16 b) {
-  return (_Float16)__builtin_copysignf((float)a, (float)b);
-}
 // Values eager PyTorch raises on, recorded in the kernel's error slot for
 // the wrapper to raise after it (runtime.check_values): error[0] is 1 for an
 // index out of range (error[1] the index, error[2] the size) and 2 for an
