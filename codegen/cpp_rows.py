@@ -13,6 +13,7 @@ from math import prod
 from ir_text import is_float
 
 from .cpp_loops import (
+    Keep,
     PARALLEL_MIN_NUMEL,
     Body,
     close_loops,
@@ -24,8 +25,9 @@ from .cpp_loops import (
 )
 from .cpp_ops import C_TYPES, SIMD_REDUCTION, identity
 from .cpp_keep import EXPENSIVE, keep_rows, live
+from .cpp_prefetch import Prefetch, next_row_line, plan_prefetch, prefetch_lines
 from .cpp_split import Chunks, close_chunks, open_chunks, ordered, split_chunks
-from .kernel_plan import Compute, KernelPlan, Loop, Reduce
+from .kernel_plan import Compute, KernelPlan, Loop, Reduce, Store
 
 
 def rows_body(plan: KernelPlan, lines: list[str]) -> None:
@@ -42,10 +44,15 @@ def rows_body(plan: KernelPlan, lines: list[str]) -> None:
     for var, dtype in kept.items():
         lines.append(f"{'  ' * depth}{C_TYPES[dtype]} row_{var}[{prod(plan.reduction)}];")
     body = Body(lines)
+    passes = [part for step in steps if isinstance(step, Loop) for part in _split_ordered(step)]
+    prefetch = None if split_rows else plan_prefetch(plan, passes, rows, BLOCK, _can_host)
+    count = 0
     for step in steps:
         if isinstance(step, Loop):
             for part in _split_ordered(step):
-                _row_pass(plan, part, body, depth, split_rows)
+                hosted = prefetch if prefetch and prefetch.host == count else None
+                _row_pass(plan, part, body, depth, split_rows, hosted)
+                count += 1
         else:
             body.statement(step, "  " * depth)
     close_loops(lines, depth, len(rows))
@@ -79,13 +86,22 @@ def _split_ordered(loop: Loop) -> list[Loop]:
     return [Loop(tuple(simd)), Loop(tuple(in_order))]
 
 
-def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int, chunks: Chunks | None = None) -> None:
+def _row_pass(
+    plan: KernelPlan,
+    loop: Loop,
+    body: Body,
+    depth: int,
+    chunks: Chunks | None = None,
+    prefetch: Prefetch | None = None,
+) -> None:
     """One pass over the r-variables: accumulators before it, results after.
     The innermost r loop is a simd reduction (SIMD_REDUCTION) unless an
     argmax/argmin needs the sequential order; float max/min keep a NaN
     flag beside. A simd pass of at least BLOCK elements keeps its
     accumulators in arrays, one element per lane (_blocked). With `chunks`,
-    the pass runs chunk by chunk across the threads, each into partials."""
+    the pass runs chunk by chunk across the threads, each into partials.
+    With `prefetch` (a blocked pass), each block prefetches its part of the
+    next row (cpp_prefetch.py)."""
     lines = body.lines
     pad = "  " * depth
     reduces = [s for s in loop.statements if isinstance(s, Reduce)]
@@ -108,6 +124,8 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int, chunks: Chun
         depth = open_chunks(lines, depth, chunks, accumulators, _chunk(chunks.count))
         ranges[0] = (chunks.var, f"{chunks.var}_begin", f"{chunks.var}_end")
         pad = "  " * depth
+    if prefetch is not None:
+        lines.append(next_row_line(prefetch, pad))
     if blocked:
         _lane_arrays(lines, pad, accumulators)
     else:
@@ -118,7 +136,7 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int, chunks: Chun
         lines.append(f"{'  ' * depth}for (int64_t {name} = {begin}; {name} < {end}; ++{name}) {{")
         depth += 1
     if blocked:
-        _blocked(plan, loop, body, depth, ranges[-1])
+        _blocked(plan, loop, body, depth, ranges[-1], prefetch)
     elif loops:
         clauses = [f"reduction({operator}:{name})" for name, _, _, operator in accumulators]
         name, begin, end = ranges[-1]
@@ -159,6 +177,16 @@ def _row_pass(plan: KernelPlan, loop: Loop, body: Body, depth: int, chunks: Chun
 BLOCK = 16
 
 
+def _can_host(loop: Loop) -> bool:
+    """Whether a pass prefetches the next row: a blocked reduction pass that
+    stores nothing, whose arithmetic leaves the memory idle. Hosted by the
+    output pass instead (stores), softmax bf16 ran 3-4% slower, rms norm and
+    softmax as fast as without."""
+    reduces = [s for s in loop.statements if isinstance(s, Reduce)]
+    stores = any(isinstance(s, (Store, Keep)) for s in loop.statements)
+    return bool(reduces) and not stores and not any(map(ordered, reduces)) and _blockable(loop)
+
+
 def _blockable(loop: Loop) -> bool:
     """Whether a pass gains from lane arrays: it only sums or multiplies
     floats, and calls no math function. Integer lanes g++ adds up as a tree
@@ -183,11 +211,14 @@ def _lane_arrays(lines: list[str], pad: str, accumulators) -> None:
     lines.append(f"{pad}}}")
 
 
-def _blocked(plan: KernelPlan, loop: Loop, body: Body, depth: int, innermost) -> None:
+def _blocked(
+    plan: KernelPlan, loop: Loop, body: Body, depth: int, innermost, prefetch: Prefetch | None
+) -> None:
     """The innermost r loop (`(var, begin, end)`) in blocks of BLOCK
     elements, element k of a block into lane k of the arrays (the block
     loop is the vector loop); the last, partial block into the first lanes.
-    A chunk's range is known at run time only (it starts on a block)."""
+    A chunk's range is known at run time only (it starts on a block). Each
+    full block issues the `prefetch`es of its part of the next row."""
     lines = body.lines
     var, begin, end = innermost
     pad = "  " * depth
@@ -197,6 +228,8 @@ def _blocked(plan: KernelPlan, loop: Loop, body: Body, depth: int, innermost) ->
         full, rest = f"{var}_full", f"{end} - {var}_full"
         lines.append(f"{pad}const int64_t {full} = {begin} + ({end} - {begin}) / {BLOCK} * {BLOCK};")
     lines.append(f"{pad}for (int64_t {var}_block = {begin}; {var}_block < {full}; {var}_block += {BLOCK}) {{")
+    if prefetch is not None:
+        lines.extend(prefetch_lines(prefetch, pad + "  "))
     _block_lanes(plan, loop, body, pad + "  ", var, f"{var}_block", BLOCK)
     lines.append(f"{pad}}}")
     if rest:

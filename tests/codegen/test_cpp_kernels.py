@@ -227,6 +227,55 @@ def test_kept_value_lives_in_the_output_row_that_overwrites_it():
         assert_close(compiled(x), two(x))
 
 
+def _add_layer_norm(x, r, w, b):
+    h = x + r
+    return h, F.layer_norm(h, (h.shape[-1],), w, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+def test_a_later_pass_prefetches_the_next_rows_inputs(dtype):
+    """Layer norm's pass over the deviations (arithmetic on a row in cache)
+    prefetches the next row of each input the first pass read, once per
+    cache line (float64: two per block of 16), the row index held at the
+    last row; the weight, shared by the rows, is not prefetched. Rows that
+    are collapsed loops take the innermost as the next; odd sizes and the
+    last row still match eager."""
+    torch.manual_seed(11)
+
+    def make(shape):
+        cols = shape[-1]
+        return [
+            randn(*shape).to(dtype),
+            randn(*shape).to(dtype),
+            randn(cols).to(dtype),
+            randn(cols).to(dtype),
+        ]
+
+    for shape, row in (((37, 1000), "i0"), ((3, 5, 129), "i1")):
+        compiled = tirc.compile(_add_layer_norm, make(shape))
+        code = compiled.code
+        prefetches = re.findall(r"__builtin_prefetch\(&p_(\w+)\[([^\]]*)\], 0, 3\);", code)
+        per_line = 2 if dtype == torch.float64 else 1
+        assert len(prefetches) == 2 * per_line, code
+        assert {source for source, _ in prefetches} == {"x", "r"}
+        assert all(f"{row}_next" in index and "r0_block" in index for _, index in prefetches)
+        size = shape[-2]
+        assert f"const int64_t {row}_next = {row} + 1 < {size} ? {row} + 1 : {row};" in code
+        for _ in range(2):
+            inputs = make(shape)
+            assert_close(compiled(*inputs), _add_layer_norm(*inputs))
+
+
+def test_passes_that_store_do_not_prefetch():
+    """A pass that writes its output (rms norm's second, softmax's exp kept
+    in the output row) does not prefetch: there it ran no faster, or slower."""
+    x = randn(64, 1000)
+    w = randn(1000)
+    rms = tirc.compile(lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w, [x, w])
+    softmax = tirc.compile(lambda x: torch.softmax(x, -1), [x])
+    assert "__builtin_prefetch" not in rms.code + softmax.code
+
+
 def _normalize(x):
     return x / x.sum(-1, keepdim=True)
 
