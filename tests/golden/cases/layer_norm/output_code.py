@@ -353,6 +353,7 @@ extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_no
     float acc_t1 = lanes_acc_t1[0];
     float t1 = acc_t1;
     float t3 = (t1 / t2);
+    const int64_t i0_next = i0 + 1 < 7 ? i0 + 1 : i0;
     float lanes_acc_t6[16];
     float lanes_acc_t10[16];
     #pragma omp simd
@@ -361,6 +362,7 @@ extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_no
       lanes_acc_t10[lane] = 0;
     }
     for (int64_t r0_block = 0; r0_block < 32; r0_block += 16) {
+      __builtin_prefetch(&p_x[37*i0_next + r0_block], 0, 3);
       #pragma omp simd
       for (int64_t lane = 0; lane < 16; ++lane) {
         const int64_t r0 = r0_block + lane;
