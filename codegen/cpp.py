@@ -139,7 +139,7 @@ def _scan_body(plan: KernelPlan, scan: Scan, lines: list[str]) -> None:
     for stmt in plan.statements:
         if stmt is scan:
             lines.append(pad + COMBINE[scan.kind].format(acc=acc, v=scan.arg))
-            lines.append(f"{pad}{C_TYPES[scan.dtype]} {scan.var} = ({C_TYPES[scan.dtype]}){acc};")
+            lines.append(f"{pad}const {C_TYPES[scan.dtype]} {scan.var} = ({C_TYPES[scan.dtype]}){acc};")
             body.dtypes[scan.var] = scan.dtype
         else:
             body.statement(stmt, pad)

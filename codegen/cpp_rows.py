@@ -163,7 +163,7 @@ def _row_pass(
             result = f"({acc} != 0)"
         else:
             result = acc
-        lines.append(f"{pad}{C_TYPES[reduce.dtype]} {reduce.var} = {result};")
+        lines.append(f"{pad}const {C_TYPES[reduce.dtype]} {reduce.var} = {result};")
         body.dtypes[reduce.var] = reduce.dtype
 
 

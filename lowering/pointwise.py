@@ -83,14 +83,31 @@ _binary("pow", "aten.pow.Tensor_Tensor", "aten.pow.Scalar")
 @rule("aten.pow.Tensor_Scalar")
 def _pow_scalar(b: BodyBuilder, x, exponent):
     """Eager computes a float tensor to the power 0.5 as sqrt and to -0.5 as
-    rsqrt, which differ from C's pow at -inf (NaN, not inf) and -0.0."""
+    rsqrt, which differ from C's pow at -inf (NaN, not inf) and -0.0, and
+    to -1 as reciprocal. Its float kernels (CPU and CUDA) multiply for 2, 3
+    and -2: x*x, x*x*x, 1/(x*x), each step rounded to the tensor's dtype;
+    so does tirc (`_POWERS`), where the steps round alike: every float
+    dtype for 2 and -1 (a square of a half is exact in float32), float32
+    and float64 for 3 and -2. A vectorized powf is also 2-4 ulp off x*x."""
     if type(exponent) is int and exponent < 0 and not is_float(b.compute):
         # Eager raises "Integers to negative integer powers are not allowed";
         # the ATen call does the same when the program runs.
         raise NotLowerable("an integer tensor to a negative integer power")
     if b.compute in ("f32", "f64") and exponent in (0.5, -0.5):
         return b.op("sqrt" if exponent > 0 else "rsqrt", b.value(x))
+    stored = b.operands.dtype if b.operands is not None else b.compute
+    power = _POWERS.get(exponent) if not isinstance(exponent, bool) and is_float(b.compute) else None
+    if power is not None and (exponent in (2, -1) or stored == b.compute):
+        return power(b, b.value(x))
     return b.op("pow", b.value(x), b.value(exponent))
+
+
+_POWERS = {
+    2: lambda b, v: b.op("mul", v, v),
+    3: lambda b, v: b.op("mul", b.op("mul", v, v), v),
+    -1: lambda b, v: b.op("reciprocal", v),
+    -2: lambda b, v: b.op("reciprocal", b.op("mul", v, v)),
+}
 
 
 _binary("atan2", "aten.atan2.default")

@@ -251,7 +251,8 @@ def test_a_later_pass_prefetches_the_next_rows_inputs(dtype):
             randn(cols).to(dtype),
         ]
 
-    for shape, row in (((37, 1000), "i0"), ((3, 5, 129), "i1")):
+    cols = 1000 if dtype != torch.float64 else 500  # both inputs' rows in 8 KiB
+    for shape, row in (((37, cols), "i0"), ((3, 5, 129), "i1")):
         compiled = tirc.compile(_add_layer_norm, make(shape))
         code = compiled.code
         prefetches = re.findall(r"__builtin_prefetch\(&p_(\w+)\[([^\]]*)\], 0, 3\);", code)
@@ -266,14 +267,38 @@ def test_a_later_pass_prefetches_the_next_rows_inputs(dtype):
             assert_close(compiled(*inputs), _add_layer_norm(*inputs))
 
 
-def test_passes_that_store_do_not_prefetch():
+def test_passes_that_store_and_rows_past_8_kib_do_not_prefetch():
     """A pass that writes its output (rms norm's second, softmax's exp kept
-    in the output row) does not prefetch: there it ran no faster, or slower."""
+    in the output row) does not prefetch: there it ran no faster, or
+    slower. Nor do rows of more than 8 KiB (5-10% slower)."""
     x = randn(64, 1000)
     w = randn(1000)
     rms = tirc.compile(lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w, [x, w])
     softmax = tirc.compile(lambda x: torch.softmax(x, -1), [x])
     assert "__builtin_prefetch" not in rms.code + softmax.code
+    wide = tirc.compile(_layer_norm, [randn(16, 2049), randn(2049), randn(2049)])
+    assert "r0_block" in wide.code and "__builtin_prefetch" not in wide.code
+
+
+def test_values_of_a_row_are_const_in_split_passes():
+    """A few long rows run each pass in chunks across the threads; the
+    row's values (the exponent of pow, the scale) are shared with those
+    threads and are `const`, so g++ keeps them in registers: a non-const
+    exponent made rms norm 8x262144's vectorized powf (of x.pow(2), before
+    squares became x * x) 14x slower."""
+    torch.manual_seed(4)
+
+    def rms(x, w):  # a power that stays a powf call (2 is x * x)
+        return x * torch.rsqrt(x.abs().pow(2.5).mean(-1, keepdim=True) + 1e-6) * w
+
+    x, w = randn(2, 40001), randn(40001)
+    compiled = tirc.compile(rms, [x, w])
+    code = compiled.code
+    assert "part_acc_" in code  # the split shape
+    assert re.search(r"const float t\d+ = float\(2\.5\);", code)
+    assert not re.search(r"^\s*(float|double|int64_t) t\d+ =", code, re.M)
+    x, w = randn(2, 40001), randn(40001)
+    assert_close(compiled(x, w), rms(x, w))
 
 
 def _normalize(x):

@@ -97,6 +97,12 @@ CASES.update(
             lambda: [_with_random([8388609.0, -8388609.0, 2.0**52 + 1, -0.4, -0.0, 2.5, 3.5, -2.5])],
         ),
         "sqrt_as_pow": (lambda x: (x**0.5, x**-0.5), lambda: [_with_random([-INF, -0.0, 0.0, 4.0, -4.0])]),
+        # Eager multiplies for these exponents (x*x, x*x*x, 1/(x*x)) and
+        # takes the reciprocal for -1; pow would be an ulp or more off.
+        "small_integer_powers": (
+            lambda x: (x**2, x**3, x**-2, x**-1, x.pow(2.0)),
+            lambda: [_with_random([-0.0, 0.0, NAN, INF, -INF, 1e-30, -3e20, 1.0, -1.0])],
+        ),
         "expm1_and_log1p_near_0": (
             lambda x: (torch.expm1(x * 1e-6), torch.log1p(x * 1e-6)),
             lambda: [_with_random([1e-1, -1e-1, 1e-4, 0.0, -0.0])],
@@ -168,6 +174,15 @@ def test_any_and_all_of_halves(dtype, backend, tmp_path):
     x[1, :-1] = 0
     x[2, 3] = NAN
     _check(lambda x: (x.any(1), x.all(1), x.any()), [x], backend, tmp_path)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["f16", "bf16"])
+def test_squares_and_reciprocals_of_halves_round_once(dtype, backend, tmp_path):
+    """A half's square is exact in float32, so x*x rounds once, as eager's."""
+    x = _with_random([-0.0, 0.0, NAN, INF, -INF, 300.0, -1e-3, 1.0]).to(dtype)
+    _check(lambda x: (x**2, x**-1), [x], backend, tmp_path)
 
 
 @pytest.mark.parametrize("backend", ["cpp", "triton"])

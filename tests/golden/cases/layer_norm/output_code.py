@@ -319,12 +319,12 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
 // k0: %buf0, %buf1, %buf2, %buf3, %buf4, %buf5, %buf6
 extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_norm_weight, const float* __restrict__ p_norm_bias, float* __restrict__ p_buf6) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {
-    float t2 = float(37.0);
-    float t12 = float(37.0);
-    float t17 = float(37.0);
-    float t20 = float(0.0);
-    float t22 = float(37.0);
-    float t24 = float(1e-05);
+    const float t2 = float(37.0);
+    const float t12 = float(37.0);
+    const float t17 = float(37.0);
+    const float t20 = float(0.0);
+    const float t22 = float(37.0);
+    const float t24 = float(1e-05);
     float lanes_acc_t1[16];
     #pragma omp simd
     for (int64_t lane = 0; lane < 16; ++lane) {
@@ -334,14 +334,14 @@ extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_no
       #pragma omp simd
       for (int64_t lane = 0; lane < 16; ++lane) {
         const int64_t r0 = r0_block + lane;
-        float t0 = p_x[37*i0 + r0];
+        const float t0 = p_x[37*i0 + r0];
         lanes_acc_t1[lane] = lanes_acc_t1[lane] + t0;
       }
     }
     #pragma omp simd
     for (int64_t lane = 0; lane < 5; ++lane) {
       const int64_t r0 = 32 + lane;
-      float t0 = p_x[37*i0 + r0];
+      const float t0 = p_x[37*i0 + r0];
       lanes_acc_t1[lane] = lanes_acc_t1[lane] + t0;
     }
     for (int64_t width = 8; width > 0; width /= 2) {
@@ -351,8 +351,8 @@ extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_no
       }
     }
     float acc_t1 = lanes_acc_t1[0];
-    float t1 = acc_t1;
-    float t3 = (t1 / t2);
+    const float t1 = acc_t1;
+    const float t3 = (t1 / t2);
     const int64_t i0_next = i0 + 1 < 7 ? i0 + 1 : i0;
     float lanes_acc_t6[16];
     float lanes_acc_t10[16];
@@ -366,24 +366,24 @@ extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_no
       #pragma omp simd
       for (int64_t lane = 0; lane < 16; ++lane) {
         const int64_t r0 = r0_block + lane;
-        float t4 = p_x[37*i0 + r0];
-        float t5 = (t4 - t3);
+        const float t4 = p_x[37*i0 + r0];
+        const float t5 = (t4 - t3);
         lanes_acc_t6[lane] = lanes_acc_t6[lane] + t5;
-        float t7 = p_x[37*i0 + r0];
-        float t8 = (t7 - t3);
-        float t9 = (t8 * t8);
+        const float t7 = p_x[37*i0 + r0];
+        const float t8 = (t7 - t3);
+        const float t9 = (t8 * t8);
         lanes_acc_t10[lane] = lanes_acc_t10[lane] + t9;
       }
     }
     #pragma omp simd
     for (int64_t lane = 0; lane < 5; ++lane) {
       const int64_t r0 = 32 + lane;
-      float t4 = p_x[37*i0 + r0];
-      float t5 = (t4 - t3);
+      const float t4 = p_x[37*i0 + r0];
+      const float t5 = (t4 - t3);
       lanes_acc_t6[lane] = lanes_acc_t6[lane] + t5;
-      float t7 = p_x[37*i0 + r0];
-      float t8 = (t7 - t3);
-      float t9 = (t8 * t8);
+      const float t7 = p_x[37*i0 + r0];
+      const float t8 = (t7 - t3);
+      const float t9 = (t8 * t8);
       lanes_acc_t10[lane] = lanes_acc_t10[lane] + t9;
     }
     for (int64_t width = 8; width > 0; width /= 2) {
@@ -395,26 +395,26 @@ extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_no
     }
     float acc_t6 = lanes_acc_t6[0];
     float acc_t10 = lanes_acc_t10[0];
-    float t6 = acc_t6;
-    float t10 = acc_t10;
-    float t13 = (t6 / t12);
-    float t14 = (t3 + t13);
-    float t16 = (t6 * t6);
-    float t18 = (t16 / t17);
-    float t19 = (t10 - t18);
-    float t21 = tirc_maximum(t19, t20);
-    float t23 = (t21 / t22);
-    float t25 = (t23 + t24);
-    float t26 = (1 / tirc_sqrt(t25));
+    const float t6 = acc_t6;
+    const float t10 = acc_t10;
+    const float t13 = (t6 / t12);
+    const float t14 = (t3 + t13);
+    const float t16 = (t6 * t6);
+    const float t18 = (t16 / t17);
+    const float t19 = (t10 - t18);
+    const float t21 = tirc_maximum(t19, t20);
+    const float t23 = (t21 / t22);
+    const float t25 = (t23 + t24);
+    const float t26 = (1 / tirc_sqrt(t25));
     #pragma omp simd
     for (int64_t r0 = 0; r0 < 37; ++r0) {
-      float t11 = p_x[37*i0 + r0];
-      float t15 = (t11 - t14);
-      float t27 = (t15 * t26);
-      float t28 = p_norm_weight[r0];
-      float t29 = (t27 * t28);
-      float t30 = p_norm_bias[r0];
-      float t31 = (t29 + t30);
+      const float t11 = p_x[37*i0 + r0];
+      const float t15 = (t11 - t14);
+      const float t27 = (t15 * t26);
+      const float t28 = p_norm_weight[r0];
+      const float t29 = (t27 * t28);
+      const float t30 = p_norm_bias[r0];
+      const float t31 = (t29 + t30);
       p_buf6[37*i0 + r0] = t31;
     }
   }

@@ -321,10 +321,10 @@ extern "C" void k2(const float* p_buf1, float* p_buf2) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 16; ++i1) {
-      float t0 = p_buf1[16*i0 + i1];
-      float t1 = float(0.0);
-      bool t2 = (t0 < t1);
-      float t3 = (t2 ? t1 : t0);
+      const float t0 = p_buf1[16*i0 + i1];
+      const float t1 = float(0.0);
+      const bool t2 = (t0 < t1);
+      const float t3 = (t2 ? t1 : t0);
       p_buf2[16*i0 + i1] = t3;
     }
   }

@@ -322,8 +322,8 @@ extern "C" void k0(const float* __restrict__ p_v_in, float* __restrict__ p_buf0)
     for (int64_t i1 = 0; i1 < 29; ++i1) {
       #pragma omp simd
       for (int64_t i2 = 0; i2 < 64; ++i2) {
-        float t0 = p_v_in[1856*i0 + 64*i1 + i2];
-        float t1 = (1 / (1 + tirc_expf(-t0)));
+        const float t0 = p_v_in[1856*i0 + 64*i1 + i2];
+        const float t1 = (1 / (1 + tirc_expf(-t0)));
         p_buf0[1856*i0 + 64*i1 + i2] = t1;
       }
     }

@@ -319,33 +319,33 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
 // k0: %buf0, %buf1, %buf2, %buf3, %buf4, %buf5
 extern "C" void k0(const float* __restrict__ p_x, float* __restrict__ p_buf5) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {
-    float t1 = float(2.0);
+    const float t1 = float(2.0);
     float acc_t3 = -INFINITY;
     int acc_t3_nan = 0;
     #pragma omp simd reduction(max:acc_t3) reduction(|:acc_t3_nan)
     for (int64_t r0 = 0; r0 < 37; ++r0) {
-      float t0 = p_x[37*i0 + r0];
-      float t2 = (t0 * t1);
+      const float t0 = p_x[37*i0 + r0];
+      const float t2 = (t0 * t1);
       acc_t3 = acc_t3 > t2 ? acc_t3 : t2;
       acc_t3_nan |= (t2 != t2);
     }
-    float t3 = (acc_t3_nan ? NAN : acc_t3);
+    const float t3 = (acc_t3_nan ? NAN : acc_t3);
     float acc_t6 = 0;
     #pragma omp simd reduction(+:acc_t6)
     for (int64_t r0 = 0; r0 < 37; ++r0) {
-      float t0 = p_x[37*i0 + r0];
-      float t2 = (t0 * t1);
-      float t4 = (t2 - t3);
-      float t5 = tirc_expf(t4);
+      const float t0 = p_x[37*i0 + r0];
+      const float t2 = (t0 * t1);
+      const float t4 = (t2 - t3);
+      const float t5 = tirc_expf(t4);
       p_buf5[37*i0 + r0] = t5;
       acc_t6 = acc_t6 + t5;
     }
-    float t6 = acc_t6;
-    float t7 = (1 / t6);
+    const float t6 = acc_t6;
+    const float t7 = (1 / t6);
     #pragma omp simd
     for (int64_t r0 = 0; r0 < 37; ++r0) {
-      float t5 = p_buf5[37*i0 + r0];
-      float t8 = (t5 * t7);
+      const float t5 = p_buf5[37*i0 + r0];
+      const float t8 = (t5 * t7);
       p_buf5[37*i0 + r0] = t8;
     }
   }
