@@ -301,6 +301,29 @@ def test_values_of_a_row_are_const_in_split_passes():
     assert_close(compiled(x, w), rms(x, w))
 
 
+@pytest.mark.parametrize(
+    "shape, dtype, place",
+    [
+        ((5, 40001), torch.float32, "output"),  # few long rows: split passes
+        ((37, 20000), torch.float32, "output"),  # rows past the stack's budget
+        ((37, 20000), torch.bfloat16, "stack"),  # float32 exps: 80 KB a row
+        ((3, 70001), torch.bfloat16, "again"),  # 280 KB: computed again
+    ],
+)
+def test_long_rows_keep_their_exps_where_they_fit(shape, dtype, place):
+    """softmax keeps each exp for its last pass: in the output row at any
+    length, on the stack up to 256 KiB a row, else computes it again."""
+    torch.manual_seed(7)
+    x = randn(*shape).to(dtype)
+    compiled = tirc.compile(lambda x: torch.softmax(x, -1), [x])
+    code = compiled.code
+    assert code.count("tirc_expf(") - code.count("float tirc_expf(") == (2 if place == "again" else 1)
+    assert ("row_" in code) == (place == "stack")
+    for _ in range(2):
+        x = randn(*shape).to(dtype)
+        assert_close(compiled(x), torch.softmax(x, -1))
+
+
 def _normalize(x):
     return x / x.sum(-1, keepdim=True)
 
