@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro fuzz opinfo lint format clean bench-cpu bench-gpu bench-gpu-limits test-gpu
+.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro fuzz opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-limits test-gpu
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -64,6 +64,10 @@ acceptance-repro: $(STAMP)
 # prints the table and puts it in bench/RESULTS.md (minutes; run on an otherwise idle machine).
 bench-cpu: $(STAMP)
 	$(PY) bench/cpu.py --write bench/RESULTS.md
+
+# Row ops over shapes and dtypes against eager, off bench-cpu's suite (prints only; minutes).
+bench-cpu-sweep: $(STAMP)
+	$(PY) bench/cpu_sweep.py
 
 # These need an NVIDIA GPU (docs/gpu.md).
 bench-gpu: $(STAMP)
