@@ -88,7 +88,8 @@ def _pow_scalar(b: BodyBuilder, x, exponent):
     and -2: x*x, x*x*x, 1/(x*x), each step rounded to the tensor's dtype;
     so does tirc (`_POWERS`), where the steps round alike: every float
     dtype for 2 and -1 (a square of a half is exact in float32), float32
-    and float64 for 3 and -2. A vectorized powf is also 2-4 ulp off x*x."""
+    and float64 for 3 and -2. powf gave other last bits on some inputs
+    (test_numeric_edges' small_integer_powers)."""
     if type(exponent) is int and exponent < 0 and not is_float(b.compute):
         # Eager raises "Integers to negative integer powers are not allowed";
         # the ATen call does the same when the program runs.
