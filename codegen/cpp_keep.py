@@ -34,15 +34,17 @@ def keep_rows(plan: KernelPlan) -> tuple[tuple, dict[str, str]]:
     in an output's row (_into_outputs), else computed again: softmax
     64x32768 float32 kept its exps in the output, 1.34 of eager's time
     computing them twice."""
-    steps, kept = _keep(plan, MAX_KEPT_BYTES, longer=True)
+    steps, kept = _keep(plan, longer=True)
     if sum(_SIZES[dtype] for dtype in kept.values()) * prod(plan.reduction) > MAX_KEPT_BYTES:
-        steps, kept = _keep(plan, MAX_KEPT_BYTES, longer=False)
+        steps, kept = _keep(plan, longer=False)
     return steps, kept
 
 
-def _keep(plan: KernelPlan, budget: int, longer: bool) -> tuple[tuple, dict[str, str]]:
-    """keep_rows, keeping every costly value (`longer`: also those past
-    what is left of `budget`, in the hope of an output row for them)."""
+def _keep(plan: KernelPlan, longer: bool) -> tuple[tuple, dict[str, str]]:
+    """keep_rows, keeping the costly values that fit what is left of
+    MAX_KEPT_BYTES (`longer`: all of them, in the hope of an output row
+    for those past it)."""
+    budget = MAX_KEPT_BYTES
     steps = list(plan.steps)
     loops = [k for k, step in enumerate(steps) if isinstance(step, Loop)]
     index = rindex(plan.reduction)

@@ -24,6 +24,7 @@ import sympy
 
 from ir_text import TORCH_DTYPES, index_var, render_index
 
+from .cpp_loops import split
 from .cpp_ops import CPP_INDEX
 from .kernel_plan import Load, Loop
 
@@ -38,12 +39,11 @@ LINE_BYTES = 64
 @dataclass(frozen=True)
 class Prefetch:
     """In pass `host` (an index into the row's passes), per block of the
-    innermost r-variable `rvar` starting at `{rvar}_block`: prefetch the
-    next row's `addresses` (C++ pointer expressions). The next row is
-    `row_var` + 1, or `row_var` itself on the last one (`next_row`)."""
+    innermost r-variable r starting at `r_block`: prefetch the next row's
+    `addresses` (C++ pointer expressions). The next row is `row_var` + 1,
+    or `row_var` itself on the last one (`next_row`)."""
 
     host: int
-    rvar: str
     row_var: str
     next_row: str
     addresses: tuple[str, ...]
@@ -56,7 +56,7 @@ def plan_prefetch(
     later pass that can host it (`eligible(pass)`: a pass the rows shape
     runs in blocks), or the row is too large for the L1 cache, or nothing
     of the first pass depends on the row."""
-    loops = [(f"r{k}", s) for k, s in enumerate(plan.reduction) if s != 1]
+    _, loops = split((f"r{k}", s) for k, s in enumerate(plan.reduction))
     if not rows or not loops or loops[-1][1] < block or len(passes) < 2:
         return None
     host = next((k for k, p in enumerate(passes) if k > 0 and eligible(p)), None)
@@ -79,7 +79,7 @@ def plan_prefetch(
             if address not in addresses:
                 addresses.append(address)
     next_row = f"{row_var} + 1 < {row_size} ? {row_var} + 1 : {row_var}"
-    return Prefetch(host, rvar, row_var, next_row, tuple(addresses))
+    return Prefetch(host, row_var, next_row, tuple(addresses))
 
 
 def _row_loads(first: Loop, row_var: str, rvar: str) -> list[Load]:

@@ -44,17 +44,16 @@ def rows_body(plan: KernelPlan, lines: list[str]) -> None:
     for var, dtype in kept.items():
         lines.append(f"{'  ' * depth}{C_TYPES[dtype]} row_{var}[{prod(plan.reduction)}];")
     body = Body(lines)
-    passes = [part for step in steps if isinstance(step, Loop) for part in _split_ordered(step)]
+    steps = [_split_ordered(step) if isinstance(step, Loop) else step for step in steps]
+    passes = [part for step in steps if isinstance(step, list) for part in step]
     prefetch = None if split_rows else plan_prefetch(plan, passes, rows, BLOCK, _can_host)
-    count = 0
     for step in steps:
-        if isinstance(step, Loop):
-            for part in _split_ordered(step):
-                hosted = prefetch if prefetch and prefetch.host == count else None
-                _row_pass(plan, part, body, depth, split_rows, hosted)
-                count += 1
-        else:
+        if not isinstance(step, list):
             body.statement(step, "  " * depth)
+            continue
+        for part in step:
+            hosted = prefetch if prefetch and part is passes[prefetch.host] else None
+            _row_pass(plan, part, body, depth, split_rows, hosted)
     close_loops(lines, depth, len(rows))
 
 
