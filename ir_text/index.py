@@ -296,12 +296,44 @@ def _simplify(expr, ranges):
         except (KeyError, ValueError):
             lo, hi = -1, -1
         in_range = 0 <= lo and hi < divisor
+        if in_range:
+            return quotient if isinstance(expr, FloorDiv) else rest
+        scaled = _common_factor(rest, divisor, ranges)
+        if scaled is not None:
+            # floordiv(g*x + r, g*b) = floordiv(x, b) and mod(g*x + r, g*b) =
+            # g*mod(x, b) + r for integer x and 0 <= r < g (a view that splits
+            # a dimension of a reshaped buffer: floordiv(1024*i0 + i1, 131072)
+            # with i1 < 1024 is floordiv(i0, 128)).
+            g, x, r = scaled
+            inner = _simplify(type(expr)(x, divisor // g), ranges)
+            return quotient + inner if isinstance(expr, FloorDiv) else _recombine([g * inner, r])
         if isinstance(expr, FloorDiv):
-            return quotient if in_range else quotient + FloorDiv(rest, divisor)
-        return rest if in_range else Mod(rest, divisor)
+            return quotient + FloorDiv(rest, divisor)
+        return Mod(rest, divisor)
     if isinstance(expr, sympy.Add):
         return _recombine(args)
     return expr.func(*args)
+
+
+def _common_factor(expr, divisor: int, ranges):
+    """(g, x, r) with expr == g*x + r, g > 1 dividing `divisor`, x an integer
+    expression and 0 <= r < g over the ranges; the largest such g; else None."""
+    terms = sympy.Add.make_args(expr)
+    coeffs = [term.as_coeff_Mul()[0] for term in terms]
+    if not all(c.is_Integer for c in coeffs):
+        return None
+    for g in sorted({math.gcd(divisor, int(c)) for c in coeffs}, reverse=True):
+        if g <= 1:
+            continue
+        multiples = [t for t, c in zip(terms, coeffs) if int(c) % g == 0]
+        rest = sympy.Add(*(t for t, c in zip(terms, coeffs) if int(c) % g != 0))
+        try:
+            lo, hi = index_bounds(rest, ranges)
+        except (KeyError, ValueError):
+            continue
+        if multiples and 0 <= lo and hi < g:
+            return g, sympy.expand(sympy.Add(*multiples) / g), rest
+    return None
 
 
 def _recombine(terms):

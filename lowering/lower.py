@@ -33,6 +33,7 @@ from ir_text import (
     to_torch,
 )
 
+from .bias import unfuse_bias
 from .body import BodyBuilder, Operands, compute_dtype
 from .pointwise import POINTWISE
 from .rules import NODE_RULES
@@ -323,7 +324,7 @@ def lower(module: Module, ctx=None) -> Module:
 
     outputs = tuple(returned(v) for v in module.outputs)
     updates = tuple((target, returned(value, update=True)) for target, value in module.updates)
-    return Module(
+    lowered = Module(
         stage="lower",
         source=module.source,
         version=module.version,
@@ -333,6 +334,7 @@ def lower(module: Module, ctx=None) -> Module:
         outputs=outputs,
         updates=updates,
     )
+    return unfuse_bias(lowered, state.device)
 
 
 def _copied_in_eager(v: Value, made_by: dict) -> bool:

@@ -53,15 +53,17 @@ def test_softmax_kernel_loops_three_times_over_a_row(case_dumps, golden):
     )
 
 
-def test_linear_matmul_is_an_extern_that_runs_alone(case_dumps, golden):
+def test_linear_matmul_is_an_extern_and_its_bias_joins_the_relu(case_dumps, golden):
     golden.check_lines(
         dump(case_dumps, "linear_relu", "04-fusion.tir"),
         """
-        # CHECK-LABEL: %buf1 = extern aten.addmm.default(%linear.bias, %x, %buf0)
+        # CHECK-LABEL: %buf1 = extern aten.mm.default(%x, %buf0)
         # CHECK-SAME: : f32[7, 16]
-        # CHECK-NEXT: %buf2 = loop.pointwise {{.*}}"aten.relu.default"
+        # CHECK-NEXT: %buf2 = loop.pointwise {{.*}}"aten.addmm.default"
+        # CHECK: load %linear.bias[i1]
+        # CHECK: %buf3 = loop.pointwise {{.*}}"aten.relu.default"
         # CHECK-LABEL: fusion {
-        # CHECK: kernel @k2 = fuse(%buf2)
+        # CHECK: kernel @k2 = fuse(%buf2, %buf3)
         # CHECK: refused(%buf1, %buf2) {reason = "[extern] %buf1 is an extern call
         """,
     )

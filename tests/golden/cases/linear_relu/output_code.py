@@ -316,23 +316,25 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
 }
 
 // tirc: unit
-// k2: %buf2
-extern "C" void k2(const float* p_buf1, float* p_buf2) {
+// k2: %buf2, %buf3
+extern "C" void k2(const float* __restrict__ p_buf1, const float* __restrict__ p_linear_bias, float* __restrict__ p_buf3) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 16; ++i1) {
       const float t0 = p_buf1[16*i0 + i1];
-      const float t1 = float(0.0);
-      const bool t2 = (t0 < t1);
-      const float t3 = (t2 ? t1 : t0);
-      p_buf2[16*i0 + i1] = t3;
+      const float t1 = p_linear_bias[i1];
+      const float t2 = (t0 + t1);
+      const float t3 = float(0.0);
+      const bool t4 = (t2 < t3);
+      const float t5 = (t4 ? t3 : t2);
+      p_buf3[16*i0 + i1] = t5;
     }
   }
 }
 """
 
 _library = runtime.cpp_library(CPP_SOURCE)
-k2 = runtime.cpp_kernel(_library, "k2", 2)
+k2 = runtime.cpp_kernel(_library, "k2", 3)
 
 
 def call(args):
@@ -350,13 +352,13 @@ def call(args):
         [((37, 16), (1, 37))],
     )
     (buf1,) = runtime.extern_call(
-        torch.ops.aten.addmm.default, [linear_bias, x, buf0], {}, [((7, 16), (16, 1))]
+        torch.ops.aten.mm.default, [x, buf0], {}, [((7, 16), (16, 1))]
     )
     del buf0
-    buf2 = buf1
-    k2(buf1.data_ptr(), buf2.data_ptr())
+    buf3 = torch.empty_strided((7, 16), (16, 1), dtype=torch.float32, device="cpu")
+    k2(buf1.data_ptr(), linear_bias.data_ptr(), buf3.data_ptr())
     del buf1
-    return (buf2,)
+    return (buf3,)
 
 
 def benchmark(repeat=100):

@@ -1,0 +1,96 @@
+"""Moving a matmul's bias into the loops that read its result, as
+Inductor's `unfuse_bias_add_to_pointwise` does.
+
+`aten.addmm(bias, x, w)` makes the library write the bias over the whole
+[M, N] result and then add the product into it: one more pass over the
+result than `aten.mm` makes. When every reader of the result is a loop
+node, the bias is instead added where those readers load the result: an
+`aten.mm` and a pointwise node `mm + bias`, which the scheduler fuses into
+(or inlines into) each reader, so the add costs a load of the bias and
+nothing else. On the 2-core CPU the mm alone took 0.89-0.97 of addmm's time
+for the transformer block's four linears (docs/design-notes.md, C++ kernels).
+
+The rewrite keeps addmm where the result is returned or read by another
+extern call (a matmul, a fallback): there the add would be a pass of its own.
+Only float32 and float64 are rewritten: in a half type, mm rounds the product
+to the type before the bias is added, a second rounding that addmm does not
+make.
+"""
+
+from __future__ import annotations
+
+from ir_text import BufferType, ExternNode, LoopNode, Module, Value, contiguous_strides
+
+from .body import BodyBuilder
+from .tensors import of_buffer
+
+ADDMM = "aten.addmm.default"
+MM = "aten.mm.default"
+DTYPES = frozenset({"f32", "f64"})
+
+
+def unfuse_bias(module: Module, device: str) -> Module:
+    """The module with each addmm whose readers are all loop nodes split into
+    mm + a pointwise bias add (the add keeps addmm's result value, so its
+    readers are unchanged)."""
+    loop_read = _read_by_loops_only(module)
+    nodes = []
+    for node in module.nodes:
+        if _splittable(node, loop_read):
+            nodes.extend(_split(node, device))
+        else:
+            nodes.append(node)
+    module.nodes = nodes
+    return module
+
+
+def _splittable(node, loop_read: set[int]) -> bool:
+    if node.kind != "extern" or node.target != ADDMM or node.kwargs or len(node.args) != 3:
+        return False
+    if not all(isinstance(a, Value) for a in node.args):
+        return False
+    (result,) = node.results
+    t = result.type
+    return (
+        id(result) in loop_read
+        and t.dtype in DTYPES
+        and all(a.type.dtype == t.dtype for a in node.args)
+        and tuple(t.strides) == contiguous_strides(t.shape)
+    )
+
+
+def _split(node: ExternNode, device: str) -> list:
+    bias, x, w = node.args
+    (result,) = node.results
+    t = result.type
+    product = Value("", BufferType(t.dtype, t.shape, contiguous_strides(t.shape)))
+    b = BodyBuilder(t.shape, t.dtype, device=device)
+    b.store(b.op("add", b.load(of_buffer(product)), b.load(of_buffer(bias))))
+    return [
+        ExternNode((product,), MM, (x, w), (), node.loc),
+        LoopNode(result, "pointwise", tuple(t.shape), (), (("origin", ADDMM),), b.ops, node.loc),
+    ]
+
+
+def _read_by_loops_only(module: Module) -> set[int]:
+    """Ids of the values that loop nodes read and nothing else does (no
+    extern call, no output, no update)."""
+    by_loops, elsewhere = set(), set()
+    for node in module.nodes:
+        if node.kind == "extern":
+            elsewhere.update(_value_ids(node.args), _value_ids(tuple(v for _, v in node.kwargs)))
+        else:
+            by_loops.update(id(op.operands[0]) for op in node.body if op.op == "load")
+    elsewhere.update(id(v) for v in module.outputs)
+    elsewhere.update(id(v) for pair in module.updates for v in pair)
+    return by_loops - elsewhere
+
+
+def _value_ids(args) -> set[int]:
+    out = set()
+    for a in args:
+        if isinstance(a, Value):
+            out.add(id(a))
+        elif isinstance(a, tuple):
+            out |= _value_ids(a)
+    return out
