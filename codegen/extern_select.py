@@ -43,9 +43,12 @@ ONEDNN_LINEAR = "mkldnn._linear_pointwise.default"
 AS_STRIDED = "aten.as_strided.default"
 MARGIN = 0.10
 # Timing stops once one candidate is this much faster, after ROUNDS_MAX
-# rounds (a run of each), or after TIME_BUDGET_S seconds of runs.
+# rounds (a run of each), or after TIME_BUDGET_S seconds of runs; and after
+# ROUNDS_BEHIND rounds in which oneDNN is not ahead at all (it would have to
+# gain more than MARGIN in the rounds left to win).
 CLEAR_RATIO = 1.25
 ROUNDS_MAX = 7
+ROUNDS_BEHIND = 3
 TIME_BUDGET_S = 0.02
 
 
@@ -159,12 +162,14 @@ def _time_candidates(m: int, k: int, n: int, has_bias: bool, timer) -> dict[str,
         # Alternate single runs until one candidate is clearly ahead
         # (CLEAR_RATIO), ROUNDS_MAX rounds pass or TIME_BUDGET_S is spent: a
         # cold compile pays for every run.
-        for _ in range(ROUNDS_MAX):
+        for rounds in range(1, ROUNDS_MAX + 1):
             for name, run in (("aten", aten), (ONEDNN_LINEAR, onednn)):
                 times[name].append(float(timer(run)))
             spent += times["aten"][-1] + times[ONEDNN_LINEAR][-1]
-            medians = sorted(statistics.median(t) for t in times.values())
-            if medians[1] > medians[0] * CLEAR_RATIO or spent > TIME_BUDGET_S:
+            ours, theirs = statistics.median(times["aten"]), statistics.median(times[ONEDNN_LINEAR])
+            if max(ours, theirs) > min(ours, theirs) * CLEAR_RATIO or spent > TIME_BUDGET_S:
+                break
+            if rounds >= ROUNDS_BEHIND and theirs >= ours:
                 break
     return {name: statistics.median(t) for name, t in times.items()}
 

@@ -42,15 +42,16 @@ class MLP(torch.nn.Module):
 
 
 class Clock:
-    """Made-up timings: `fast` names the candidate that wins; counts runs timed."""
+    """Made-up timings: `fast` names the candidate that takes 1 ms, the
+    other takes `other_s`; counts runs timed."""
 
-    def __init__(self, fast: str):
-        self.fast, self.timed = fast, 0
+    def __init__(self, fast: str, other_s: float = 0.002):
+        self.fast, self.other_s, self.timed = fast, other_s, 0
 
     def __call__(self, run):
         run()
         self.timed += 1
-        return 0.001 if run.__name__ == self.fast else 0.002
+        return 0.001 if run.__name__ == self.fast else self.other_s
 
 
 @pytest.fixture
@@ -61,8 +62,8 @@ def selecting(tmp_path, monkeypatch):
     monkeypatch.setenv("TIRC_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("TIRC_NO_CODE_CACHE", "1")
 
-    def favour(fast: str) -> Clock:
-        clock = Clock(fast)
+    def favour(fast: str, other_s: float = 0.002) -> Clock:
+        clock = Clock(fast, other_s)
         monkeypatch.setattr(extern_select, "_one_run", clock)
         return clock
 
@@ -185,3 +186,23 @@ def test_real_timing_gives_eager_results(tmp_path, monkeypatch):
         torch.testing.assert_close(program(fresh), model(fresh), rtol=1e-4, atol=1e-4)
     torch.manual_seed(0)
     assert tirc.compile(model, [torch.randn(37, 129)]).code == program.code
+
+
+@pytest.mark.parametrize(
+    "onednn_s, rounds",
+    [
+        (0.00105, extern_select.ROUNDS_BEHIND),
+        (0.001, extern_select.ROUNDS_BEHIND),
+        (0.00095, extern_select.ROUNDS_MAX),
+    ],
+    ids=["behind", "level", "ahead"],
+)
+def test_timing_stops_once_onednn_cannot_catch_up(selecting, tmp_path, monkeypatch, onednn_s, rounds):
+    """Close timings: ATen's 1 ms against oneDNN's. Not ahead after
+    ROUNDS_BEHIND rounds, oneDNN is timed no more; slightly ahead, both run
+    ROUNDS_MAX rounds (and ATen stays, the lead being under MARGIN)."""
+    clock = selecting("aten", onednn_s)
+    monkeypatch.setattr(extern_select, "TIME_BUDGET_S", 1.0)
+    _, lower = compile_mlp(MLP().eval(), tmp_path)
+    assert clock.timed == 2 * 2 * rounds  # two matmuls, two candidates a round
+    assert ONEDNN not in lower
