@@ -20,6 +20,7 @@ make.
 from __future__ import annotations
 
 from ir_text import BufferType, ExternNode, LoopNode, Module, Value, contiguous_strides
+from scheduler import users
 
 from .body import BodyBuilder
 from .tensors import of_buffer
@@ -33,10 +34,10 @@ def unfuse_bias(module: Module, device: str) -> Module:
     """The module with each addmm whose readers are all loop nodes split into
     mm + a pointwise bias add (the add keeps addmm's result value, so its
     readers are unchanged)."""
-    loop_read = _read_by_loops_only(module)
+    readers = users(module)
     nodes = []
     for node in module.nodes:
-        if _splittable(node, loop_read):
+        if _splittable(node, readers):
             nodes.extend(_split(node, device))
         else:
             nodes.append(node)
@@ -44,15 +45,19 @@ def unfuse_bias(module: Module, device: str) -> Module:
     return module
 
 
-def _splittable(node, loop_read: set[int]) -> bool:
+def _splittable(node, readers: dict[int, list]) -> bool:
+    """An addmm of plain floats, in a contiguous layout, whose result only
+    loop nodes read (not an extern call, and not the program's return)."""
     if node.kind != "extern" or node.target != ADDMM or node.kwargs or len(node.args) != 3:
         return False
     if not all(isinstance(a, Value) for a in node.args):
         return False
     (result,) = node.results
     t = result.type
+    read_by = readers[id(result)]
     return (
-        id(result) in loop_read
+        bool(read_by)
+        and all(isinstance(u, LoopNode) for u in read_by)
         and t.dtype in DTYPES
         and all(a.type.dtype == t.dtype for a in node.args)
         and tuple(t.strides) == contiguous_strides(t.shape)
@@ -70,27 +75,3 @@ def _split(node: ExternNode, device: str) -> list:
         ExternNode((product,), MM, (x, w), (), node.loc),
         LoopNode(result, "pointwise", tuple(t.shape), (), (("origin", ADDMM),), b.ops, node.loc),
     ]
-
-
-def _read_by_loops_only(module: Module) -> set[int]:
-    """Ids of the values that loop nodes read and nothing else does (no
-    extern call, no output, no update)."""
-    by_loops, elsewhere = set(), set()
-    for node in module.nodes:
-        if node.kind == "extern":
-            elsewhere.update(_value_ids(node.args), _value_ids(tuple(v for _, v in node.kwargs)))
-        else:
-            by_loops.update(id(op.operands[0]) for op in node.body if op.op == "load")
-    elsewhere.update(id(v) for v in module.outputs)
-    elsewhere.update(id(v) for pair in module.updates for v in pair)
-    return by_loops - elsewhere
-
-
-def _value_ids(args) -> set[int]:
-    out = set()
-    for a in args:
-        if isinstance(a, Value):
-            out.add(id(a))
-        elif isinstance(a, tuple):
-            out |= _value_ids(a)
-    return out
