@@ -6,12 +6,13 @@ from .loader import load_output_code
 from .runtime import random_input
 from .triton_tune import tune_launches
 from .tuning import tuning_target
-from .wrapper import generate
+from .wrapper import generate, prebuild
 
 __all__ = [
     "cache_dir",
     "generate",
     "load_output_code",
+    "prebuild",
     "random_input",
     "select_externs",
     "tune_launches",

@@ -160,7 +160,10 @@ def start_build(source: str) -> None:
             shutil.rmtree(work, ignore_errors=True)
             _BUILDS.release(target)
 
-    threading.Thread(target=finish, name="tirc-prebuild", daemon=True).start()
+    # Not a daemon: a process that exits without loading the code (`tirc
+    # compile`) waits for the build and moves it into place, instead of
+    # leaving its half-built work directory in the cache.
+    threading.Thread(target=finish, name="tirc-prebuild").start()
 
 
 class _Builds:

@@ -75,7 +75,7 @@ def generate(
     if backend == "cpp":
         source = cpp.render_source(plans)
         if prebuild:
-            start_build("\n" + source)  # the string CPP_SOURCE holds, so the cache key matches
+            start_build(_cpp_source_text(source))
         lines += ['CPP_SOURCE = r"""', source + '"""', "", "_library = runtime.cpp_library(CPP_SOURCE)"]
         lines += _laid_out(
             f'{plan.name} = runtime.cpp_kernel(_library, "{plan.name}", {len(plan.params) + plan.checks_values})'
@@ -89,6 +89,19 @@ def generate(
     lines += ["", ""] + _laid_out(_call(module, by_kernel, ids, backend, device))
     lines += ["", ""] + _laid_out(_benchmark(module, ids))
     return "\n".join(lines) + "\n"
+
+
+def prebuild(module: Module) -> None:
+    """Start g++ on the C++ kernels that `generate` would emit for the
+    memplan-stage `module`, in the background: a later load of the same
+    source waits for this build instead of starting its own."""
+    start_build(_cpp_source_text(cpp.render_source([plan for _, plan in module_plans(module)])))
+
+
+def _cpp_source_text(source: str) -> str:
+    """The string that CPP_SOURCE holds (the r\"\"\" opening line's newline
+    included), which is what the runtime builds and the cache is keyed by."""
+    return "\n" + source
 
 
 def _laid_out(lines) -> list[str]:

@@ -10,7 +10,7 @@ from . import code_cache
 from .crash import Reproducers, run_pass
 from .dumps import DumpWriter
 from .options import Options
-from .pipeline import Context, dump_name, read_back, run_stages
+from .pipeline import Context, dump_name, prebuild_kernels, read_back, run_stages
 
 
 class Compiled:
@@ -114,7 +114,9 @@ def compile_module(
         if dump is not None and dump.wants(name):
             dump.write(dump_name(name), text, name, result)
 
-    final = run_stages(module, ctx, stop_after, on_stage, repro)
+    codegen_follows = stop_after in (None, "memplan") and options.fault is None
+    on_pass = prebuild_kernels(ctx) if codegen_follows else None
+    final = run_stages(module, ctx, stop_after, on_stage, repro, on_pass)
     if final.stage != "memplan":
         return Compiled(final, None)
     fault = options.fault
