@@ -42,11 +42,17 @@ from .cache import timed_record
 ONEDNN_LINEAR = "mkldnn._linear_pointwise.default"
 AS_STRIDED = "aten.as_strided.default"
 MARGIN = 0.10
-# Timing stops once one candidate is this much faster, after ROUNDS_MAX
-# rounds (a run of each), or after TIME_BUDGET_S seconds of runs; and after
-# ROUNDS_BEHIND rounds in which oneDNN is not ahead at all (it would have to
-# gain more than MARGIN in the rounds left to win).
+# Timing stops once one candidate is this much faster over ROUNDS_MIN rounds
+# or more (a run of each), after ROUNDS_MAX rounds, or after TIME_BUDGET_S
+# seconds of runs; and after ROUNDS_BEHIND rounds in which oneDNN is not
+# ahead at all (it would have to gain more than MARGIN in the rounds left to
+# win). One round is not clear: a single slow first run (a thread waking
+# up, 0.1 ms) made oneDNN "clearly" faster at 0.3-0.7 of ATen's time in 2
+# of 48 timings at the transformer block's shapes (0.3-1.3 ms), where it is
+# 5-12% slower. Calls long enough to spend the budget in one round are not
+# moved that much by such a delay.
 CLEAR_RATIO = 1.25
+ROUNDS_MIN = 3
 ROUNDS_MAX = 7
 ROUNDS_BEHIND = 3
 TIME_BUDGET_S = 0.02
@@ -167,7 +173,8 @@ def _time_candidates(m: int, k: int, n: int, has_bias: bool, timer) -> dict[str,
                 times[name].append(float(timer(run)))
             spent += times["aten"][-1] + times[ONEDNN_LINEAR][-1]
             ours, theirs = statistics.median(times["aten"]), statistics.median(times[ONEDNN_LINEAR])
-            if max(ours, theirs) > min(ours, theirs) * CLEAR_RATIO or spent > TIME_BUDGET_S:
+            clear = rounds >= ROUNDS_MIN and max(ours, theirs) > min(ours, theirs) * CLEAR_RATIO
+            if clear or spent > TIME_BUDGET_S:
                 break
             if rounds >= ROUNDS_BEHIND and theirs >= ours:
                 break

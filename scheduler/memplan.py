@@ -145,8 +145,14 @@ def _live_bytes(lines: list[WrapperLine]) -> list[int]:
 
 def _in_place_input(rules: InPlaceRules, kernel, new, dying: list):
     """An input the kernel reads for the last time and may overwrite with `new`,
-    or None. As Inductor's in-place update, the node writing `new` must read it."""
-    read = {id(d.buffer) for d in node_reads(rules.by_id[id(new)])}
+    or None. As Inductor's in-place update, the node writing `new` must read
+    it, where a node of the kernel computed before it counts as that node
+    (Inductor inlines a fused kernel's pointwise nodes into the one that
+    writes: bias + GELU writes over the matmul result it reads); rules.error
+    says whether each of those reads comes before the write."""
+    nodes = [rules.by_id[id(v)] for v in kernel.nodes]
+    upto = next((k for k, n in enumerate(nodes) if n.result is new), len(nodes) - 1)
+    read = {id(d.buffer) for n in nodes[: upto + 1] for d in node_reads(n)}
     for old in dying:
         if id(old) in read and rules.error(kernel, old, new, str) is None:
             return old

@@ -59,8 +59,23 @@ def with_mm(x, w):
     return (torch.relu(b) * 2) @ w.t()
 
 
+def epilogue(x, w, b):
+    """A fused kernel (bias add, then GELU) whose first node reads the
+    matmul result: the GELU writes over it."""
+    return torch.nn.functional.gelu(x @ w + b) @ w.t()
+
+
+def flipped_epilogue(x, w):
+    """As `epilogue`, but a node before the writing one reads the matmul
+    result at another index (flipped): no in-place write."""
+    h = x @ w
+    return (torch.relu(h.flip(1)) * 2 + h) @ w.t()
+
+
 PROGRAMS = {
     "chain": (chain, lambda: [torch.randn(4, 5)]),
+    "epilogue": (epilogue, lambda: [torch.randn(37, 33), torch.randn(33, 33), torch.randn(33)]),
+    "flipped_epilogue": (flipped_epilogue, lambda: [torch.randn(37, 33), torch.randn(33, 33)]),
     "transposed": (transposed, lambda: [torch.randn(4, 4)]),
     "reshaped": (reshaped, lambda: [torch.randn(4, 5)]),
     "scanned": (scanned, lambda: [torch.randn(4, 5)]),
@@ -176,6 +191,20 @@ def test_extern_results_are_written_over_but_calls_never_write_in_place(unfused)
     entry = _manifest_entry(unfused["with_mm"], "memplan")
     # Loop kernels x + 1, relu, * 2; extern calls: two mm, and w.t() passed as a strided view.
     assert (entry["kernels"], entry["extern_calls"]) == (3, 3)
+
+
+def test_a_fused_epilogue_writes_over_what_its_first_node_reads(tmp_path):
+    """Inductor's in-place update of a fused kernel, whose pointwise nodes
+    it inlines into the one that writes."""
+    for name, want in [("epilogue", ["reuse %buf0 as %buf2"]), ("flipped_epilogue", [])]:
+        fn, make = PROGRAMS[name]
+        torch.manual_seed(0)
+        inputs = make()
+        compiled = tirc.compile(fn, inputs, dump_after="memplan", dump_dir=tmp_path / name)
+        lines = _wrapper((tmp_path / name / "05-memplan.tir").read_text())
+        assert _in_place(lines) == want, lines
+        fresh = make()
+        torch.testing.assert_close(compiled(*fresh), fn(*fresh), rtol=1e-4, atol=1e-4)
 
 
 def test_fused_chain_has_nothing_to_reuse(tmp_path):

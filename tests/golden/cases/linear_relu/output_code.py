@@ -317,7 +317,7 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
 
 // tirc: unit
 // k2: %buf2, %buf3
-extern "C" void k2(const float* __restrict__ p_buf1, const float* __restrict__ p_linear_bias, float* __restrict__ p_buf3) {
+extern "C" void k2(const float* p_buf1, const float* __restrict__ p_linear_bias, float* p_buf3) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 16; ++i1) {
@@ -350,7 +350,7 @@ def call(args):
         torch.ops.aten.mm.default, [x, buf0], {}, [((7, 16), (16, 1))]
     )
     del buf0
-    buf3 = torch.empty_strided((7, 16), (16, 1), dtype=torch.float32, device="cpu")
+    buf3 = buf1
     k2(buf1.data_ptr(), linear_bias.data_ptr(), buf3.data_ptr())
     del buf1
     return (buf3,)
