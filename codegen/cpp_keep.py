@@ -23,28 +23,34 @@ EXPENSIVE = frozenset(name for name, _ in MATH_FUNCTIONS) | {"sigmoid", "pow"}
 # time, 1.30 computing the exps twice; well inside the 2-8 MiB stacks of
 # libgomp's and Python's threads.
 MAX_KEPT_BYTES = 256 * 1024
+# A split kernel (few long rows: cpp_split.py) runs its rows one after the
+# other, so one buffer per kept value serves them all: on the heap, up to
+# this many bytes a row. A bf16 softmax of 8 rows of 262144 computed its
+# exps twice, 1.31-1.46 of eager's time (eager keeps them in a float buffer
+# it allocates per thread, as this does per kernel call).
+MAX_SPLIT_KEPT_BYTES = 64 * 1024 * 1024
 _SIZES = {"b8": 1, "u8": 1, "i8": 1, "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "i64": 8, "f64": 8}
 
 
-def keep_rows(plan: KernelPlan) -> tuple[tuple, dict[str, str]]:
+def keep_rows(plan: KernelPlan, max_bytes: int = MAX_KEPT_BYTES) -> tuple[tuple, dict[str, str]]:
     """The steps, with per-element values that a later pass would recompute
     through an expensive op computed once and kept instead; and the vars
-    kept in stack buffers (`row_{var}`), with their dtypes. Stack buffers
-    hold at most MAX_KEPT_BYTES a row; a value of a longer row is kept only
-    in an output's row (_into_outputs), else computed again: softmax
-    64x32768 float32 kept its exps in the output, 1.34 of eager's time
-    computing them twice."""
-    steps, kept = _keep(plan, longer=True)
-    if sum(_SIZES[dtype] for dtype in kept.values()) * prod(plan.reduction) > MAX_KEPT_BYTES:
-        steps, kept = _keep(plan, longer=False)
+    kept in row buffers (`row_{var}`), with their dtypes. The buffers hold
+    at most `max_bytes` a row; a value of a longer row is kept only in an
+    output's row (_into_outputs), else computed again: softmax 64x32768
+    float32 kept its exps in the output, 1.34 of eager's time computing
+    them twice."""
+    steps, kept = _keep(plan, True, max_bytes)
+    if sum(_SIZES[dtype] for dtype in kept.values()) * prod(plan.reduction) > max_bytes:
+        steps, kept = _keep(plan, False, max_bytes)
     return steps, kept
 
 
-def _keep(plan: KernelPlan, longer: bool) -> tuple[tuple, dict[str, str]]:
+def _keep(plan: KernelPlan, longer: bool, max_bytes: int) -> tuple[tuple, dict[str, str]]:
     """keep_rows, keeping the costly values that fit what is left of
-    MAX_KEPT_BYTES (`longer`: all of them, in the hope of an output row
-    for those past it)."""
-    budget = MAX_KEPT_BYTES
+    `max_bytes` (`longer`: all of them, in the hope of an output row for
+    those past it)."""
+    budget = max_bytes
     steps = list(plan.steps)
     loops = [k for k, step in enumerate(steps) if isinstance(step, Loop)]
     index = rindex(plan.reduction)

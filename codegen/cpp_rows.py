@@ -24,7 +24,7 @@ from .cpp_loops import (
     split,
 )
 from .cpp_ops import C_TYPES, SIMD_REDUCTION, identity
-from .cpp_keep import EXPENSIVE, keep_rows, live
+from .cpp_keep import EXPENSIVE, MAX_KEPT_BYTES, MAX_SPLIT_KEPT_BYTES, keep_rows, live
 from .cpp_prefetch import Prefetch, next_row_line, plan_prefetch, prefetch_lines
 from .cpp_split import Chunks, close_chunks, open_chunks, ordered, split_chunks
 from .kernel_plan import Compute, KernelPlan, Loop, Reduce, Store
@@ -39,10 +39,13 @@ def rows_body(plan: KernelPlan, lines: list[str]) -> None:
     split_rows = split_chunks(plan, BLOCK)
     parallel = bool(rows) and total >= PARALLEL_MIN_NUMEL and split_rows is None
     pragma = f"{parallel_pragma(len(rows))} schedule(dynamic, {_chunk(prod(s for _, s in rows))})"
+    steps, kept = keep_rows(plan, MAX_SPLIT_KEPT_BYTES if split_rows else MAX_KEPT_BYTES)
+    if split_rows:
+        _heap_rows(lines, kept, prod(plan.reduction))
     depth = open_loops(lines, rows, 1, pragma if parallel else None)
-    steps, kept = keep_rows(plan)
-    for var, dtype in kept.items():
-        lines.append(f"{'  ' * depth}{C_TYPES[dtype]} row_{var}[{prod(plan.reduction)}];")
+    if not split_rows:
+        for var, dtype in kept.items():
+            lines.append(f"{'  ' * depth}{C_TYPES[dtype]} row_{var}[{prod(plan.reduction)}];")
     body = Body(lines)
     steps = [_split_ordered(step) if isinstance(step, Loop) else step for step in steps]
     passes = [part for step in steps if isinstance(step, list) for part in step]
@@ -55,6 +58,20 @@ def rows_body(plan: KernelPlan, lines: list[str]) -> None:
             hosted = prefetch if prefetch and part is passes[prefetch.host] else None
             _row_pass(plan, part, body, depth, split_rows, hosted)
     close_loops(lines, depth, len(rows))
+    if split_rows:
+        lines += [f"  __builtin_free(row_{var});" for var in kept]
+
+
+def _heap_rows(lines: list[str], kept: dict[str, str], size: int) -> None:
+    """The kept rows of a split kernel (few long rows, one after the other,
+    each row's passes across the threads): one buffer per value on the
+    heap, shared by the threads and by the rows in turn. An allocation
+    that fails stops the process (__builtin_trap) rather than writing
+    through a null pointer."""
+    for var, dtype in kept.items():
+        ctype = C_TYPES[dtype]
+        lines.append(f"  {ctype}* row_{var} = ({ctype}*)__builtin_malloc({size} * sizeof({ctype}));")
+        lines.append(f"  if (row_{var} == 0) __builtin_trap();")
 
 
 # Rows are handed to the threads in chunks of at most CHUNK_ROWS, at least

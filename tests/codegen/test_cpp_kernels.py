@@ -307,18 +307,21 @@ def test_values_of_a_row_are_const_in_split_passes():
         ((5, 40001), torch.float32, "output"),  # few long rows: split passes
         ((37, 20000), torch.float32, "output"),  # rows past the stack's budget
         ((37, 20000), torch.bfloat16, "stack"),  # float32 exps: 80 KB a row
-        ((3, 70001), torch.bfloat16, "again"),  # 280 KB: computed again
+        ((37, 70001), torch.bfloat16, "again"),  # 280 KB a row and thread: computed again
+        ((3, 70001), torch.bfloat16, "heap"),  # few long rows: one buffer for the rows in turn
     ],
 )
 def test_long_rows_keep_their_exps_where_they_fit(shape, dtype, place):
     """softmax keeps each exp for its last pass: in the output row at any
-    length, on the stack up to 256 KiB a row, else computes it again."""
+    length, on the stack up to 256 KiB a row, else computes it again; a
+    split kernel (few long rows) keeps them in one buffer on the heap."""
     torch.manual_seed(7)
     x = randn(*shape).to(dtype)
     compiled = tirc.compile(lambda x: torch.softmax(x, -1), [x])
     code = compiled.code
     assert code.count("tirc_expf(") - code.count("float tirc_expf(") == (2 if place == "again" else 1)
-    assert ("row_" in code) == (place == "stack")
+    assert ("row_" in code) == (place in ("stack", "heap"))
+    assert code.count("__builtin_malloc(") == code.count("__builtin_free(") == (place == "heap")
     for _ in range(2):
         x = randn(*shape).to(dtype)
         assert_close(compiled(x), torch.softmax(x, -1))
