@@ -487,7 +487,7 @@ def in_place_pairs(module: Module) -> dict[str, frozenset]:
     """Per launched kernel, the buffers it reads and writes in the same storage
     (a reuse line just before the launch that reads the old buffer)."""
     out: dict[str, set] = {}
-    for k, line in enumerate(module.wrapper or ()):
+    for k, line in enumerate(module.wrapper):
         if line.op == "reuse" and reads_next(module.wrapper, k, line.operands[0]):
             call = next(x for x in module.wrapper[k + 1 :] if x.op in ("launch", "extern"))
             out.setdefault(call.kernel.name, set()).update((id(line.operands[0]), id(line.results[0])))
