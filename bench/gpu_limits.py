@@ -11,6 +11,8 @@ device-to-device copy. Rows:
   torch, and by a Triton kernel that copies one row a program: the most a
   one-row-a-program norm could reach;
 - layer norm by hand, one row a program, two reductions (as tirc's);
+- a row copy and the layer norm on a persistent grid (a few programs per
+  multiprocessor looping over rows, the next rows' loads pipelined);
 - a read of cross-entropy's float32 4096x32000 logits (a row sum), by eager
   and by a looped Triton kernel: the most a one-pass kernel could reach;
 - cross-entropy's per-row loss by hand (online softmax, as tirc's looped
@@ -53,6 +55,28 @@ def _layer_norm(X, W, B, Y, N: tl.constexpr):
     w = tl.load(W + cols).to(tl.float32)
     b = tl.load(B + cols).to(tl.float32)
     tl.store(Y + tl.program_id(0) * N + cols, (centered * rstd * w + b).to(tl.bfloat16))
+
+
+@triton.jit
+def _row_copy_persistent(X, Y, rows, N: tl.constexpr, STAGES: tl.constexpr):
+    """A row copy on a grid of a few programs per multiprocessor, each
+    looping over its rows with the next rows' loads in flight (STAGES)."""
+    cols = tl.arange(0, N)
+    for row in tl.range(tl.program_id(0), rows, tl.num_programs(0), num_stages=STAGES):
+        tl.store(Y + row * N + cols, tl.load(X + row * N + cols))
+
+
+@triton.jit
+def _layer_norm_persistent(X, W, B, Y, rows, N: tl.constexpr, STAGES: tl.constexpr):
+    cols = tl.arange(0, N)
+    w = tl.load(W + cols).to(tl.float32)
+    b = tl.load(B + cols).to(tl.float32)
+    for row in tl.range(tl.program_id(0), rows, tl.num_programs(0), num_stages=STAGES):
+        x = tl.load(X + row * N + cols).to(tl.float32)
+        mean = tl.sum(x, 0) / N
+        centered = x - mean
+        rstd = tl.rsqrt(tl.sum(centered * centered, 0) / N + 1e-5)
+        tl.store(Y + row * N + cols, (centered * rstd * w + b).to(tl.bfloat16))
 
 
 @triton.jit
@@ -113,6 +137,17 @@ def _norm_rows(copy_bw: float) -> list[list[str]]:
         norm()
         _check(y, want, "hand-written layer norm")
         rows.append((f"layer norm by hand, {warps} warps", norm))
+    sms = torch.cuda.get_device_properties(x.device).multi_processor_count
+    for per_sm, warps, stages in ((2, 8, 2), (4, 4, 2), (4, 8, 3), (8, 4, 3)):
+        shape = f"{per_sm} a multiprocessor, {warps} warps, {stages} stages"
+        meta = dict(N=4096, STAGES=stages, num_warps=warps)
+        rows.append(
+            (f"persistent row copy, {shape}", _launch(_row_copy_persistent, per_sm * sms, (x, y, 8192), meta))
+        )
+        norm = _launch(_layer_norm_persistent, per_sm * sms, (x, w, b, y, 8192), meta)
+        norm()
+        _check(y, want, "persistent layer norm")
+        rows.append((f"persistent layer norm, {shape}", norm))
     program = tirc.compile(
         lambda a, c, d: F.layer_norm(a, (4096,), c, d), [x, w, b], backend="triton", device="cuda"
     )
