@@ -50,8 +50,11 @@ class Mod(sympy.Function):
         return None
 
 
+@functools.lru_cache(maxsize=1024)
 def index_var(name: str) -> sympy.Symbol:
-    """The loop variable `name` (i0, i1, ... for iteration, r0, ... for reduction)."""
+    """The loop variable `name` (i0, i1, ... for iteration, r0, ... for reduction).
+    Cached: building a Symbol with assumptions costs about 2 us, and the
+    fusion pass and its check ask for the same few thousands of times."""
     return sympy.Symbol(name, integer=True, nonnegative=True)
 
 
@@ -73,6 +76,7 @@ def index_max(a, b):
     return sympy.Max(a, b)
 
 
+@functools.lru_cache(maxsize=256)
 def loop_vars(count: int, prefix: str = "i") -> tuple[sympy.Symbol, ...]:
     return tuple(index_var(f"{prefix}{k}") for k in range(count))
 
@@ -256,6 +260,14 @@ def storage_span(shape, strides) -> int:
 
 def strided_index(variables, strides, offset: int = 0):
     """The storage offset of element `variables` under `strides`."""
+    return _strided_index(tuple(variables), tuple(strides), offset)
+
+
+@functools.lru_cache(maxsize=65536)
+def _strided_index(variables: tuple, strides: tuple, offset: int):
+    """strided_index, remembered: sympy's arithmetic costs 10-60 us a
+    layout, and the fusion pass and its checks ask for each node's write
+    index many times (857 times for the transformer block of bench/cpu.py)."""
     return sympy.Integer(offset) + sum(
         (sympy.Integer(s) * v for v, s in zip(variables, strides)), sympy.Integer(0)
     )
