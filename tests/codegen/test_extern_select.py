@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -215,12 +216,12 @@ def test_one_slow_first_run_does_not_decide(selecting, tmp_path, monkeypatch):
     oneDNN's take 1.05 ms throughout. Once, that made oneDNN clearly faster
     after a single round; now the medians of ROUNDS_MIN rounds keep ATen."""
     clock = selecting("aten", 0.00105)
-    first = {}
+    seen = weakref.WeakSet()  # each matmul's ATen candidate (an id could be reused)
 
     def slow_first(run):
         seconds = clock(run)
-        if run.__name__ == "aten" and not first.get(id(run)):
-            first[id(run)] = True
+        if run.__name__ == "aten" and run not in seen:
+            seen.add(run)
             return 0.005
         return seconds
 
