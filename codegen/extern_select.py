@@ -45,13 +45,15 @@ MARGIN = 0.10
 # Timing stops once one candidate is this much faster over ROUNDS_MIN rounds
 # or more (a run of each), after ROUNDS_MAX rounds, or after TIME_BUDGET_S
 # seconds of runs; and after ROUNDS_BEHIND rounds in which oneDNN is not
-# ahead by half of MARGIN (it would have to gain the other half in the
-# rounds left to win: at the mlp block's shapes, 0-6% ahead, timing ran to
-# the budget, 25-37 ms a shape of its 0.17 s cold compile). One round is not clear: a single slow first run (a thread waking
-# up, 0.1 ms) made oneDNN "clearly" faster at 0.3-0.7 of ATen's time in 2
-# of 48 timings at the transformer block's shapes (0.3-1.3 ms), where it is
-# 5-12% slower. Calls long enough to spend the budget in one round are not
-# moved that much by such a delay.
+# ahead by half of MARGIN, as it would have to gain the other half in the
+# rounds left (at the mlp block's shapes, 0-6% ahead, timing ran to the
+# budget: 25-37 ms a shape of a 0.17 s cold compile).
+#
+# One round is not clear: a single slow first run (a thread waking up,
+# 0.1 ms) made oneDNN "clearly" faster at 0.3-0.7 of ATen's time in 2 of 48
+# timings at the transformer block's shapes (0.3-1.3 ms), where it is 5-12%
+# slower. Calls long enough to spend the budget in one round are not moved
+# that much by such a delay.
 CLEAR_RATIO = 1.25
 ROUNDS_MIN = 3
 ROUNDS_MAX = 7
@@ -167,8 +169,9 @@ def _time_candidates(m: int, k: int, n: int, has_bias: bool, timer) -> dict[str,
         times: dict[str, list[float]] = {"aten": [], ONEDNN_LINEAR: []}
         spent = 0.0
         # Alternate single runs until one candidate is clearly ahead
-        # (CLEAR_RATIO), ROUNDS_MAX rounds pass or TIME_BUDGET_S is spent: a
-        # cold compile pays for every run.
+        # (CLEAR_RATIO), oneDNN cannot win any more (ROUNDS_BEHIND),
+        # ROUNDS_MAX rounds pass or TIME_BUDGET_S is spent: a cold compile
+        # pays for every run.
         for rounds in range(1, ROUNDS_MAX + 1):
             for name, run in (("aten", aten), (ONEDNN_LINEAR, onednn)):
                 times[name].append(float(timer(run)))

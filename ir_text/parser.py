@@ -588,9 +588,9 @@ def _lex_without_positions(parser: lark.Lark) -> None:
     most of its time on bookkeeping. The transformer block of bench/cpu.py:
     its capture, lower and schedule read-backs take 9, 18 and 23 ms against
     11, 24 and 30-40, and its cold compile 0.51 s against 0.54 (median of
-    9). Left as lark's where its lexer is not laid out as
-    lark 1.3's is (a text that fails is parsed again by the positioned
-    parser, with lark's own lexer, for the message)."""
+    9). Left as lark's where its lexer is not laid out as lark 1.3's is. A
+    text that fails is parsed again by the positioned parser, with lark's
+    own lexer, for the message."""
     lexer = getattr(parser.parser, "lexer", None)
     states = getattr(lexer, "lexers", None)
     if not isinstance(lexer, lark.lexer.ContextualLexer) or not isinstance(states, dict):

@@ -143,7 +143,8 @@ def _run_stage(stage: Stage, module: Module, ctx: Context, on_pass=None) -> tupl
 
 
 def prebuild_kernels(ctx: Context):
-    """An `on_pass` for a compile that goes on to codegen: once the fusion
+    """An `on_pass` for a compile that goes on to codegen (None unless it
+    builds C++): once the fusion
     pass has fixed the kernels, g++ starts on them as the memplan stage will
     hand them to codegen (the memory plan decides which pointers may alias),
     so that it runs during the two read-backs and codegen rather than after
@@ -152,8 +153,11 @@ def prebuild_kernels(ctx: Context):
     It is a guess and never fails the compile: a different source costs CPU
     time only, and a pass result that breaks it is reported by its read-back."""
 
+    if ctx.options.backend != "cpp":
+        return None
+
     def on_pass(stage: str, module: Module) -> None:
-        if stage != "fusion" or ctx.options.backend != "cpp":
+        if stage != "fusion":
             return
         try:
             prebuild(_plan_memory(module, ctx))
