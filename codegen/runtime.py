@@ -34,6 +34,30 @@ def cpp_kernel(library, name: str, arity: int):
     return fn
 
 
+# ATen's allocation of an uninitialized tensor by device, without the
+# dispatcher and the Python argument parser of torch.empty_strided (the
+# functions Inductor's generated code calls; private, so looked up with a
+# fallback). A call's Python runs after its previous kernel has evicted the
+# caches: on a 2-core Xeon, after a 16 MB row sum, torch.empty_strided of
+# 2048 floats took 14-24 us and this 6-10 us.
+_FAST_EMPTY = {"cpu": "_empty_strided_cpu", "cuda": "_empty_strided_cuda"}
+
+
+def allocator(device: str):
+    """`empty(shape, strides, dtype)`: a new uninitialized tensor on `device`,
+    as torch.empty_strided makes it; a generated `call` allocates its
+    buffers with it."""
+    guards = getattr(getattr(torch._C, "_dynamo", None), "guards", None)
+    fast = getattr(guards, _FAST_EMPTY.get(device, ""), None)
+    if fast is not None:
+        return fast
+
+    def empty(shape, strides, dtype):
+        return torch.empty_strided(shape, strides, dtype=dtype, device=device)
+
+    return empty
+
+
 def error_slot():
     """Where a C++ kernel records a value eager PyTorch raises on (the
     prelude's tirc_error): [code, and two values that describe it]. A ctypes

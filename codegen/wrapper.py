@@ -86,6 +86,10 @@ def generate(
         # black's blank lines after the imports: two before a definition, one before a statement
         lines += ["", kernels] if kernels.startswith(("@", "def ")) else [kernels]
     by_kernel = {kernel.name.name: plan for kernel, plan in pairs}
+    if any(line.op == "alloc" for line in module.wrapper):
+        # As black lays it out: one blank line after a statement, two after a definition.
+        after_def = lines[-1].splitlines()[-1].startswith(" ")
+        lines += [""] * (1 + after_def) + [f'_empty = runtime.allocator("{device}")']
     lines += ["", ""] + _laid_out(_call(module, by_kernel, ids, backend, device))
     lines += ["", ""] + _laid_out(_benchmark(module, ids))
     return "\n".join(lines) + "\n"
@@ -152,8 +156,7 @@ def _call(module: Module, plans_by_name: dict, ids, backend: str, device: str) -
             v = line.operands[0]
             t = v.type
             body.append(
-                f"    {ids[id(v)]} = torch.empty_strided({tuple(t.shape)}, {tuple(t.strides)}, "
-                f'dtype={_torch_dtype(t.dtype)}, device="{device}")'
+                f"    {ids[id(v)]} = _empty({tuple(t.shape)}, {tuple(t.strides)}, {_torch_dtype(t.dtype)})"
             )
         elif line.op == "free":
             body.append(f"    del {ids[id(line.operands[0])]}")

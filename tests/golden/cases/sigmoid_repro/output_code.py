@@ -81,8 +81,15 @@ static inline uint16_t tirc_to_bf16(float f) {
 // then hold k), r = x - k ln 2 in two parts, and e^r - 1 as a degree-6
 // polynomial on |r| <= ln(2)/2 (relative error 4e-9, fitted for tirc). The
 // scale 2^k is applied as two powers of two, so results in the subnormal
-// range round once there instead of flushing to 0; x is clamped where the
-// result is 0 or inf already, and a NaN passes through every step. At most
+// range round once there instead of flushing to 0; x is clamped to
+// [-104, 89], where the result is 0 or inf already, and a NaN is put back
+// at the end. The clamp compares x's bits as integers (one unsigned min for
+// the lower bound, one signed min for the upper: IEEE order, as any float
+// but a NaN has its bits in that order among those of its sign): g++
+// vectorizes float compares against constants as mask compares and blends,
+// and softmax 2048x2048 bfloat16 took 0.93 of the time with these (fastest
+// of 300 single-thread runs on a 2-core Xeon; 0.83 with no clamp at all,
+// 0.88 with no NaN check). The same for erf's clamps was 2% slower. At most
 // 1.005 ulp from the exact value (libmvec's expf: 0.502) over 28M points in
 // [-110, 90]. In the benchmark's rounds on a 2-core AMD EPYC, against the
 // same kernels calling libmvec's expf: softmax 2048x2048 0.96-0.97 of the
@@ -90,8 +97,12 @@ static inline uint16_t tirc_to_bf16(float f) {
 // (AVX-512) libmvec's took 0.84-0.88 of the time in softmax but is 2.4 ulp
 // off across the range there (its AVX-512 variant), so it is not used.
 static inline float tirc_expf(float x) {
-  float c = x < -104.0f ? -104.0f : x;
-  c = c > 89.0f ? 89.0f : c;
+  uint32_t low;
+  __builtin_memcpy(&low, &x, 4);
+  low = low < 0xc2d00000u ? low : 0xc2d00000u;  // -104.0f
+  int32_t high = (int32_t)low < 0x42b20000 ? (int32_t)low : 0x42b20000;  // 89.0f
+  float c;
+  __builtin_memcpy(&c, &high, 4);
   const float shift = 0x1.8p23f;
   float z = __builtin_fmaf(c, 0x1.715476p+0f, shift);
   float k = z - shift;
@@ -111,7 +122,8 @@ static inline float tirc_expf(float x) {
   float s1, s2;
   __builtin_memcpy(&s1, &b1, 4);
   __builtin_memcpy(&s2, &b2, 4);
-  return __builtin_fmaf(s1, p, s1) * s2;
+  float result = __builtin_fmaf(s1, p, s1) * s2;
+  return x != x ? x : result;
 }
 static inline double tirc_exp(double x) { return exp(x); }
 
@@ -334,14 +346,14 @@ extern "C" void k0(const float* __restrict__ p_v_in, float* __restrict__ p_buf0)
 _library = runtime.cpp_library(CPP_SOURCE)
 k0 = runtime.cpp_kernel(_library, "k0", 2)
 
+_empty = runtime.allocator("cpu")
+
 
 def call(args):
     """Run the compiled program on `args` (a list of input tensors)."""
     (v_in,) = args
     runtime.assert_input(v_in, (58, 64), (64, 1), torch.float32, "v_in", "cpu")
-    buf0 = torch.empty_strided(
-        (2, 29, 64), (1856, 64, 1), dtype=torch.float32, device="cpu"
-    )
+    buf0 = _empty((2, 29, 64), (1856, 64, 1), torch.float32)
     k0(v_in.data_ptr(), buf0.data_ptr())
     return (buf0,)
 
