@@ -88,7 +88,7 @@ def generate(
     by_kernel = {kernel.name.name: plan for kernel, plan in pairs}
     if any(line.op == "alloc" for line in module.wrapper):
         # As black lays it out: one blank line after a statement, two after a definition.
-        after_def = lines[-1].splitlines()[-1].startswith(" ")
+        after_def = "\n".join(lines).rstrip("\n").rsplit("\n", 1)[-1].startswith(" ")
         lines += [""] * (1 + after_def) + [f'_empty = runtime.allocator("{device}")']
     lines += ["", ""] + _laid_out(_call(module, by_kernel, ids, backend, device))
     lines += ["", ""] + _laid_out(_benchmark(module, ids))
