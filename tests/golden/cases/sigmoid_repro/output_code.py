@@ -89,7 +89,7 @@ static inline uint16_t tirc_to_bf16(float f) {
 // vectorizes float compares against constants as mask compares and blends,
 // and softmax 2048x2048 bfloat16 took 0.93 of the time with these (fastest
 // of 300 single-thread runs on a 2-core Xeon; 0.83 with no clamp at all,
-// 0.88 with no NaN check). The same for erf's clamps was 2% slower. At most
+// 0.85-0.87 with no NaN check). The same for erf's clamps was 2% slower. At most
 // 1.005 ulp from the exact value (libmvec's expf: 0.502) over 28M points in
 // [-110, 90]. In the benchmark's rounds on a 2-core AMD EPYC, against the
 // same kernels calling libmvec's expf: softmax 2048x2048 0.96-0.97 of the
