@@ -66,13 +66,19 @@ def error_slot():
     return (ctypes.c_int64 * 3)()
 
 
+def error_tensor():
+    """The error slot of an interpreted Triton kernel (the `_index` helper
+    records in it as a C++ kernel does in error_slot's): an int64 tensor."""
+    return torch.zeros(3, dtype=torch.int64)
+
+
 def check_values(slot, ops: str) -> None:
     """Raise what eager PyTorch raises when the kernel recorded an index out
     of range (code 1; it read 0 in its place) or an integer division by
-    zero (code 2; the result is 0)."""
-    code = slot[0]
+    zero (code 2; the result is 0). `slot`: error_slot's or error_tensor's."""
+    code = int(slot[0])
     if code == 1:
-        index, size = slot[1], slot[2]
+        index, size = int(slot[1]), int(slot[2])
         raise IndexError(f"index {index} is out of bounds for a dimension of size {size} (in {ops})")
     if code == 2:
         raise ZeroDivisionError(f"integer division by zero (in {ops})")

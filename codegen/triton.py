@@ -53,8 +53,10 @@ from .triton_body import (
     Kernel,
     Tile,
     Values,
+    checks_indices,
     full,
     identity,
+    launch_meta,
     names,
     reduction_pass,
     unflatten,
@@ -65,6 +67,7 @@ from .triton_helpers import _HELPER_DEPS, HELPERS
 __all__ = [
     "SUPPORTED_OPS",
     "candidate_configs",
+    "checks_indices",
     "helpers_used",
     "launch_call",
     "launch_config",
@@ -259,4 +262,4 @@ def launch_call(plan: KernelPlan, args: list[str], device: str) -> list[str]:
     args = args + [str(config.xnumel)] + ([] if config.rnumel is None else [str(config.rnumel)])
     chosen = config.configs[0]
     grid = f"(triton.cdiv({config.xnumel}, {chosen.xblock}),)"
-    return [f"{plan.name}[{grid}]({', '.join(args)}, {chosen.meta()})"]
+    return [f"{plan.name}[{grid}]({', '.join(args)}, {launch_meta(plan, chosen)})"]

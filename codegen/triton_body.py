@@ -155,6 +155,26 @@ _NEGATIVE_ZERO_BITS = {"f64": ("tl.int64", -(2**63)), "f32": ("tl.int32", -(2**3
 _NEGATIVE_ZERO_BITS.update({"f16": ("tl.int16", -(2**15)), "bf16": ("tl.int16", -(2**15))})
 
 
+def checks_indices(plan: KernelPlan) -> bool:
+    """Whether the kernel reads through an indirect index, which it checks
+    (the `_index` helper): it then takes `p_error`, an error slot under the
+    interpreter and None compiled, and compiles with device asserts on."""
+    return any(isinstance(s, Compute) and s.op == "indirect" for s in plan.statements)
+
+
+def assert_options(plan: KernelPlan) -> dict[str, bool]:
+    """Launch options of a kernel that checks indices: device asserts on
+    (`debug`), without the integer overflow checks Triton adds with them."""
+    return {"debug": True, "sanitize_overflow": False} if checks_indices(plan) else {}
+
+
+def launch_meta(plan: KernelPlan, config) -> str:
+    """A launch's keyword arguments as generated code spells them: the
+    config's, then the kernel's assert options."""
+    extra = "".join(f", {key}={value}" for key, value in assert_options(plan).items())
+    return config.meta() + extra
+
+
 def full(shape: str, value, dtype: str) -> str:
     if (
         isinstance(value, float)
@@ -238,7 +258,10 @@ class Kernel:
         return largest
 
     def header(self, sizes: list[str], blocks: list[str]) -> list[str]:
-        params = [f"p_{name}" for name, _ in self.plan.params] + sizes
+        params = [f"p_{name}" for name, _ in self.plan.params] + (
+            ["p_error"] if checks_indices(self.plan) else []
+        )
+        params += sizes
         params += [f"{block}: tl.constexpr" for block in blocks]
         return [
             "@triton.jit",
@@ -298,10 +321,8 @@ class Kernel:
         if stmt.op == "index":
             return f"tl.zeros({tile.shape}, tl.int64) + ({self.index(attrs['index'])})"
         if stmt.op == "indirect":
-            arg = stmt.args[0]
-            if not attrs.get("wrap", True):
-                return f"{arg}.to(tl.int64)"
-            return f"tl.where({arg} < 0, {arg} + {attrs['size']}, {arg}).to(tl.int64)"
+            wrap = bool(attrs.get("wrap", True))
+            return f"_index({stmt.args[0]}, {attrs['size']}, {wrap}, {tile.mask}, p_error)"
         if stmt.op == "to_dtype" and stmt.dtype == "bf16":
             return f"_to_bf16({stmt.args[0]})"
         if stmt.op == "pow" and self.constants.get(stmt.args[1]) == 2:

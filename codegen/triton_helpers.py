@@ -323,6 +323,30 @@ def _copysign(a, b):
     ub = b.to(bits, bitcast=True)
     return ((ua & ~sign) | (ub & sign)).to(a.dtype, bitcast=True)
 """
+# An indirect index (a loaded integer) into a dimension of n: negatives count
+# from the end when `wrap`. One still outside [0, n) in a live lane is
+# eager's "index out of bounds". Compiled, a device assert (the launch
+# compiles with debug=True, as Inductor's do), which stops the kernel before
+# the load as eager's CUDA kernels stop; interpreted, it is recorded in the
+# error slot for the wrapper's IndexError (runtime.check_values, as the C++
+# kernels record it) and read as 0, so that no load leaves its buffer.
+HELPERS["_index"] = """
+@triton.jit
+def _index(raw, n, wrap: tl.constexpr, mask, p_error):
+    i = raw.to(tl.int64)
+    if wrap:
+        i = tl.where(i < 0, i + n, i)
+    bad = ((i < 0) | (i >= n)) & mask
+    if _INTERPRETED:
+        zero = tl.zeros(i.shape, tl.int64)
+        tl.store(p_error + 1 + zero, raw.to(tl.int64), bad)
+        tl.store(p_error + 2 + zero, zero + n, bad)
+        tl.store(p_error + zero, zero + 1, bad)
+        i = tl.where(bad, 0, i)
+    else:
+        tl.device_assert(~bad, "index out of bounds")
+    return i
+"""
 HELPERS["_last_column"] = """
 @triton.jit
 def _last_column(x):

@@ -151,8 +151,8 @@ def launch_lines(plan: KernelPlan, config: LaunchConfig, args: list[str], device
     args = args + workspaces
     sizes = [str(config.xnumel), str(config.rnumel), str(split.chunk)]
     grid = f"(triton.cdiv({config.xnumel}, {first.xblock}), {split.count})"
-    lines.append(f"{plan.name}_split[{grid}]({', '.join(args + sizes)}, {first.meta()})")
+    lines.append(f"{plan.name}_split[{grid}]({', '.join(args + sizes)}, {body.launch_meta(plan, first)})")
     sizes = [str(config.xnumel), str(split.count)]
     grid = f"(triton.cdiv({config.xnumel}, {combine.xblock}),)"
-    lines.append(f"{plan.name}[{grid}]({', '.join(args + sizes)}, {combine.meta()})")
+    lines.append(f"{plan.name}[{grid}]({', '.join(args + sizes)}, {body.launch_meta(plan, combine)})")
     return lines + [f"del {', '.join(workspaces)}"]

@@ -36,7 +36,9 @@ from scheduler import kernel_io, users
 from .cache import timed_record
 from .kernel_plan import module_plans
 from .loader import load_output_code
+from . import runtime
 from .triton import candidate_configs, helpers_used, render_kernel
+from .triton_body import assert_options, checks_indices
 from .triton_configs import Config, LaunchConfig
 from .triton_runtime import interpreted
 
@@ -112,8 +114,9 @@ def _winner(plan, config: LaunchConfig, values, device: str, timer) -> int:
     def measure() -> dict:
         kernel = getattr(load_output_code(source, "tune"), plan.name)
         extents = [config.xnumel] + ([] if config.rnumel is None else [config.rnumel])
-        args = [_scratch(v.type, device) for v in values] + extents
-        runs = [_runner(kernel, config.xnumel, c, args) for c in configs]
+        args = [_scratch(v.type, device) for v in values] + _error_slot(plan, device) + extents
+        options = assert_options(plan)
+        runs = [_runner(kernel, config.xnumel, c, args, options) for c in configs]
         rounds = [[_time(run, timer) for run in runs] for _ in range(ROUNDS)]
         times = [statistics.median(per_config) for per_config in zip(*rounds)]
         return {
@@ -152,12 +155,21 @@ def _scratch(buffer_type, device: str) -> torch.Tensor:
     return torch.zeros(size, dtype=dtype, device=device)
 
 
-def _runner(kernel, xnumel: int, config: Config, args):
-    """A launch of `kernel` with `config`, compiled here; None for a config
-    that cannot compile or launch (it never wins)."""
+def _error_slot(plan, device: str) -> list:
+    """The `p_error` argument of a kernel that checks indices (as `call`
+    passes it); the scratch buffers' indices are 0, always in range."""
+    if not checks_indices(plan):
+        return []
+    return [runtime.error_tensor() if device == "cpu" else None]
+
+
+def _runner(kernel, xnumel: int, config: Config, args, options: dict):
+    """A launch of `kernel` with `config` (and the kernel's assert options),
+    compiled here; None for a config that cannot compile or launch (it
+    never wins)."""
     import triton
 
-    meta = config.kwargs()
+    meta = {**config.kwargs(), **options}
     grid = (triton.cdiv(xnumel, config.xblock),)
 
     def run():

@@ -245,7 +245,15 @@ def _launch(plan, args: list[str], backend: str, device: str, nodes) -> list[str
     workspace on `device` and launches two; a C++ kernel that checks values
     gets an error slot, checked after it)."""
     if backend != "cpp":
-        return triton.launch_call(plan, args, device)
+        if not triton.checks_indices(plan):
+            return triton.launch_call(plan, args, device)
+        if device != "cpu":
+            return triton.launch_call(plan, args + ["None"], device)  # compiled: a device assert checks
+        return [
+            "error = runtime.error_tensor()",
+            *triton.launch_call(plan, args + ["error"], device),
+            f"runtime.check_values(error, {py_string(_checked_ops(nodes, indices_only=True))})",
+        ]
     pointers = [a + ".data_ptr()" for a in args]
     if not plan.checks_values:
         return [f"{plan.name}({', '.join(pointers)})"]
@@ -256,12 +264,18 @@ def _launch(plan, args: list[str], backend: str, device: str, nodes) -> list[str
     ]
 
 
-def _checked_ops(nodes) -> str:
+def _checked_ops(nodes, indices_only: bool = False) -> str:
     """The ops (and source lines) of the nodes whose values the kernel
-    checks (indirect indices, integer divisions), for the error's message."""
+    checks (indirect indices, integer divisions; a Triton kernel checks
+    only indices), for the error's message."""
     named = []
     for node in nodes:
-        if any(op.result is not None and checked_op(op.op, op.result.type) for op in node.body):
+        if any(
+            op.result is not None
+            and checked_op(op.op, op.result.type)
+            and (op.op == "indirect" or not indices_only)
+            for op in node.body
+        ):
             where = f" at {node.loc.file}:{node.loc.line}" if node.loc else ""
             named.append(f"{dict(node.attrs).get('origin', 'an op')}{where}")
     return ", ".join(dict.fromkeys(named))

@@ -2,8 +2,10 @@
 and integer division by zero. tirc's C++ kernels raise the same after the
 kernel (which read 0 in a bad index's place instead of memory outside the
 buffer, and gave 0 for a division by zero instead of trapping), and so does
-the reference interpreter. The Triton backend does not check
-(docs/design-notes.md)."""
+the reference interpreter. Triton kernels check indices alone (on a GPU,
+integer division by zero does not raise in eager either): interpreted, as
+the C++ kernels do; compiled for a GPU, with a device assert, rendered here
+and run by tests/gpu/gpu_indices.py."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import codegen.wrapper
 import lowering
 import tirc
 from ir_text import parse
@@ -49,6 +52,37 @@ def test_cpp_kernel_raises_on_an_index_out_of_range(name, tmp_path):
     torch.testing.assert_close(lowering.interpret(module, [W, good])[0], fn(W, good))
     with pytest.raises(IndexError, match=f"index {value} is out of bounds"):
         lowering.interpret(module, [W, bad])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the interpreter's masked-off lanes
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_triton_kernel_raises_on_an_index_out_of_range(name):
+    fn, bad, value = CASES[name]
+    bad = torch.tensor(bad)
+    good = bad.clamp(0, 7)
+    compiled = tirc.compile(fn, [W, good], backend="triton", device="cpu")
+    torch.testing.assert_close(compiled(W, good), fn(W, good))
+    with pytest.raises(IndexError, match=f"index {value} is out of bounds for a dimension of size") as info:
+        compiled(W, bad)
+    assert "test_value_checks.py:" in str(info.value), info.value
+    # The next call, on good indices, starts from a clean slot.
+    torch.testing.assert_close(compiled(W, good), fn(W, good))
+
+
+def test_triton_gpu_launch_asserts_indices(tmp_path):
+    """For a GPU, the kernel takes no error slot (None) and compiles with
+    device asserts on, without Triton's integer overflow checks."""
+    fn, bad, _ = CASES["embedding"]
+    good = torch.tensor(bad).clamp(0, 7)
+    tirc.compile(fn, [W, good], backend="triton", device="cpu", dump_after="memplan", dump_dir=tmp_path)
+    (dump,) = tmp_path.glob("*memplan.tir")
+    text = codegen.wrapper.generate(parse(dump.read_text(), dump.name), "triton", "cuda")
+    assert "tl.device_assert(~bad" in text
+    flat = " ".join(text.split())  # black may fold the launch over lines
+    launch = flat[flat.index("k0[(") :]
+    launch = launch[: launch.index(")", launch.index("num_warps"))]
+    assert ", None, " in launch and "debug=True, sanitize_overflow=False" in launch, launch
+    assert "check_values" not in text and "error_tensor" not in text
 
 
 def test_wrapped_negative_indices_still_match_eager():
