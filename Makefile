@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro fuzz opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-limits test-gpu
+.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro fuzz opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-layouts bench-gpu-limits test-gpu
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -72,6 +72,10 @@ bench-cpu-sweep: $(STAMP)
 # These need an NVIDIA GPU (docs/gpu.md).
 bench-gpu: $(STAMP)
 	$(PY) bench/gpu.py --write bench/RESULTS.md
+
+# Transposes and permutes (tiled pointwise kernels) against eager and Inductor.
+bench-gpu-layouts: $(STAMP)
+	$(PY) bench/gpu.py --suite layouts --write bench/RESULTS.md
 
 # What a hand-written row copy, layer norm and cross-entropy reach at bench-gpu's sizes.
 bench-gpu-limits: $(STAMP)

@@ -3,6 +3,9 @@
 - pointwise: a 1-D block over the flattened iteration space; loop variables
   are recovered from `xindex` with // and % (a contiguous access uses
   `xindex` itself).
+- tiled: a pointwise kernel whose accesses are contiguous along different
+  variables (a transpose) runs on YBLOCK x XBLOCK tiles of two of them
+  (triton_tiling.py).
 - persistent reduction (rows up to triton_configs.PERSISTENT_MAX): a 2-D tile
   of XBLOCK whole rows; every pass of the plan runs on the same registers, so
   each input is read once, and the epilogue runs on an [XBLOCK, 1] column.
@@ -43,9 +46,9 @@ from dataclasses import replace
 
 import sympy
 
-from ir_text import FloorDiv, Mod, index_var
+from ir_text import index_var
 
-from . import triton_configs, triton_online, triton_split
+from . import triton_configs, triton_online, triton_split, triton_tiling
 from .kernel_plan import KernelPlan, Load, Loop, Scan
 from .triton_body import (
     SUPPORTED_OPS,
@@ -63,6 +66,7 @@ from .triton_body import (
 )
 from .triton_configs import LaunchConfig
 from .triton_helpers import _HELPER_DEPS, HELPERS
+from .triton_tiling import stride
 
 __all__ = [
     "SUPPORTED_OPS",
@@ -89,6 +93,8 @@ def render_kernel(plan: KernelPlan) -> str:
         lines = _scan_kernel(kernel, _scan_statement(plan))
     elif kind == "pointwise":
         lines = _pointwise_kernel(kernel)
+    elif kind == "tiled":
+        lines = _tiled_kernel(kernel, triton_tiling.default(plan))
     else:
         lines = _reduction_kernel(kernel, persistent=kind == "persistent")
     return "\n".join(lines)
@@ -104,6 +110,31 @@ def _pointwise_kernel(kernel: Kernel) -> list[str]:
     tile = Tile("[XBLOCK]", "xmask", (names(variables),), _row_major(variables))
     lines = kernel.header(["xnumel"], ["XBLOCK"]) + kernel.xindex("")
     lines += unflatten("xindex", variables, "    ")
+    lines += ["    " + kernel.statement(s, tile) for s in kernel.plan.statements]
+    return lines
+
+
+def _tiled_kernel(kernel: Kernel, tiling: triton_tiling.Tiling) -> list[str]:
+    """YBLOCK x XBLOCK tiles: `x` along the tile's rows, the y variables
+    unflattened from `yindex` along its columns; the programs walk the x
+    tiles of a y band in turn (a 1-D grid: no 65535-program limit on y)."""
+    x = [tiling.x] if tiling.x else []
+    tile = Tile("[YBLOCK, XBLOCK]", "mask", (names(tiling.y), names(x)))
+    pid = "tl.program_id(0)" if kernel.index_type == "tl.int32" else "tl.program_id(0).to(tl.int64)"
+    xmask = "tl.full([1, XBLOCK], 1, tl.int1)" if kernel.full_x else "xindex < xnumel"
+    ymask = "tl.full([YBLOCK, 1], 1, tl.int1)" if kernel.full_r else "yindex < ynumel"
+    lines = kernel.header(["xnumel", "ynumel"], ["XBLOCK", "YBLOCK"])
+    lines += [
+        f"    pid = {pid}",
+        "    xprograms = tl.cdiv(xnumel, XBLOCK)",
+        "    yindex = (pid // xprograms) * YBLOCK + tl.arange(0, YBLOCK)[:, None]",
+        "    xindex = (pid % xprograms) * XBLOCK + tl.arange(0, XBLOCK)[None, :]",
+        f"    ymask = {ymask}",
+        f"    xmask = {xmask}",
+        "    mask = ymask & xmask",
+    ]
+    lines += [f"    {name} = xindex" for name, _ in x]
+    lines += unflatten("yindex", list(tiling.y), "    ")
     lines += ["    " + kernel.statement(s, tile) for s in kernel.plan.statements]
     return lines
 
@@ -196,6 +227,15 @@ def launch_config(plan: KernelPlan) -> LaunchConfig:
     if kind in ("persistent", "looped"):
         whole = rblock >= triton_configs.power_of_two(config.rnumel, 2 * config.rnumel)
         kind = "persistent" if whole else "looped"
+    if kind in ("pointwise", "tiled"):
+        # A pointwise kernel's second block is YBLOCK: a 2-D tile, or 0: none.
+        if not rblock:
+            return triton_configs.LaunchConfig(
+                "pointwise", prod(plan.ranges), None, (triton_configs.Config(xblock, None, warps, stages),)
+            )
+        tiling = triton_tiling.default(plan)
+        pinned = triton_configs.Config(xblock, rblock, warps, stages, second="YBLOCK")
+        return triton_configs.LaunchConfig("tiled", tiling.xnumel, tiling.ynumel, (pinned,))
     return replace(config, kind=kind, configs=(triton_configs.Config(xblock, rblock or None, warps, stages),))
 
 
@@ -217,6 +257,9 @@ def candidate_configs(plan: KernelPlan) -> LaunchConfig:
     if scan is not None:
         rnumel = plan.ranges[scan.dim]
         return triton_configs.scan(prod(s for k, s in enumerate(plan.ranges) if k != scan.dim), rnumel)
+    tiling = triton_tiling.choose(plan)
+    if tiling is not None:
+        return triton_configs.tiled(tiling.xnumel, tiling.ynumel)
     return triton_configs.pointwise(prod(plan.ranges))
 
 
@@ -236,19 +279,9 @@ def _outer(plan: KernelPlan) -> bool:
             names = {s.name: s for s in index.free_symbols}
             if inner_r.name not in names:
                 continue
-            along_reduction += _stride(index, names[inner_r.name]) == 1
-            along_rows += inner_i.name in names and _stride(index, names[inner_i.name]) == 1
+            along_reduction += stride(index, names[inner_r.name]) == 1
+            along_rows += inner_i.name in names and stride(index, names[inner_i.name]) == 1
     return along_rows > along_reduction
-
-
-def _stride(index, symbol):
-    """The coefficient of `symbol` in an index, or None where it is not linear
-    in it: where it appears inside a division, modulo, min or max (sympy's
-    simplify of such a difference took 70 s for a pooling window's index)."""
-    if any(symbol in f.free_symbols for f in index.atoms(sympy.Min, sympy.Max, FloorDiv, Mod)):
-        return None
-    step = sympy.expand(index.xreplace({symbol: symbol + 1}) - index)
-    return int(step) if step.is_Integer else None
 
 
 def launch_call(plan: KernelPlan, args: list[str], device: str) -> list[str]:
@@ -261,5 +294,4 @@ def launch_call(plan: KernelPlan, args: list[str], device: str) -> list[str]:
         return triton_split.launch_lines(plan, config, args, device)
     args = args + [str(config.xnumel)] + ([] if config.rnumel is None else [str(config.rnumel)])
     chosen = config.configs[0]
-    grid = f"(triton.cdiv({config.xnumel}, {chosen.xblock}),)"
-    return [f"{plan.name}[{grid}]({', '.join(args)}, {launch_meta(plan, chosen)})"]
+    return [f"{plan.name}[{config.grid(chosen)}]({', '.join(args)}, {launch_meta(plan, chosen)})"]

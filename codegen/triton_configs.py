@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 XBLOCK_MAX = 1024  # pointwise block of the heuristic
+TILED_TUNED_MIN = 2**20  # elements of a tiled kernel worth timing alternative tiles for
 RBLOCK_MAX = 2048  # chunk of a looped reduction's row
 TILE_MAX = 4096  # XBLOCK * RBLOCK of looped reduction and scan kernels
 # A row of at most this many elements (rounded up to a power of two) lives in
@@ -35,15 +36,22 @@ SPLIT_MIN_CHUNK = 8192  # elements a program reduces at least: fewer, and launch
 
 @dataclass(frozen=True)
 class Config:
+    """Block sizes, warps and stages. `rblock` is the second block: a
+    reduction's or scan's RBLOCK, a tiled pointwise kernel's YBLOCK
+    (`second` names it), None for a 1-D pointwise block."""
+
     xblock: int
     rblock: int | None
     num_warps: int
     num_stages: int = 1
+    second: str = "RBLOCK"
 
     def kwargs(self) -> dict[str, int]:
         """Keyword arguments of the launch: block sizes, warps and stages."""
         blocks = (
-            {"XBLOCK": self.xblock} if self.rblock is None else {"XBLOCK": self.xblock, "RBLOCK": self.rblock}
+            {"XBLOCK": self.xblock}
+            if self.rblock is None
+            else {"XBLOCK": self.xblock, self.second: self.rblock}
         )
         return {**blocks, "num_warps": self.num_warps, "num_stages": self.num_stages}
 
@@ -67,8 +75,9 @@ class Split:
 @dataclass(frozen=True)
 class LaunchConfig:
     """How `call` launches a kernel: cdiv(xnumel, XBLOCK) programs; reduction
-    and scan kernels also take their inner extent `rnumel`. `kind` is one of
-    pointwise, persistent, looped, outer (a looped reduction whose loads are
+    and scan kernels also take their inner extent `rnumel`, a tiled
+    pointwise kernel its y extent (and cdiv(xnumel, XBLOCK) x
+    cdiv(rnumel, YBLOCK) programs). `kind` is one of pointwise, tiled, persistent, looped, outer (a looped reduction whose loads are
     contiguous along the rows, not along the reduction), split (two kernels:
     cdiv(xnumel, XBLOCK) x `split.count` programs reduce a chunk each, then
     one combines each row's partials) and scan."""
@@ -78,6 +87,21 @@ class LaunchConfig:
     rnumel: int | None
     configs: tuple[Config, ...]
     split: Split | None = None
+
+    def programs(self, config: Config) -> int:
+        """The programs `config` launches (but a split's first kernel's):
+        one per XBLOCK, and for a tiled kernel one per XBLOCK x YBLOCK tile."""
+        programs = -(-self.xnumel // config.xblock)
+        if self.kind == "tiled":
+            programs *= -(-self.rnumel // config.rblock)
+        return programs
+
+    def grid(self, config: Config) -> str:
+        """The launch grid as generated code spells it."""
+        grid = f"triton.cdiv({self.xnumel}, {config.xblock})"
+        if self.kind == "tiled":
+            grid += f" * triton.cdiv({self.rnumel}, {config.rblock})"
+        return f"({grid},)"
 
     @property
     def xblock(self) -> int:
@@ -117,6 +141,18 @@ def pointwise(numel: int) -> LaunchConfig:
         # Large streams: more bytes in flight per program may pay.
         configs += [Config(2048, None, 8), Config(4096, None, 8)]
     return LaunchConfig("pointwise", numel, None, _distinct(configs))
+
+
+def tiled(xnumel: int, ynumel: int) -> LaunchConfig:
+    """A pointwise kernel on YBLOCK x XBLOCK tiles (triton_tiling.py): square
+    tiles of up to 64 x 64, about 16 elements a thread; the alternatives
+    trade the tile's shape and warps."""
+    xblock, yblock = power_of_two(xnumel, 64), power_of_two(ynumel, 64)
+    configs = [Config(xblock, yblock, _warps(xblock * yblock, per_thread=16, most=8), second="YBLOCK")]
+    if xnumel * ynumel >= TILED_TUNED_MIN:
+        for x, y, warps in ((32, 32, 4), (64, 64, 4), (128, 32, 4), (32, 128, 4), (128, 128, 8), (64, 16, 2)):
+            configs.append(Config(min(x, xblock), min(y, yblock), warps, second="YBLOCK"))
+    return LaunchConfig("tiled", xnumel, ynumel, _distinct(configs))
 
 
 def persistent_fits(rnumel: int) -> bool:

@@ -116,7 +116,7 @@ def _winner(plan, config: LaunchConfig, values, device: str, timer) -> int:
         extents = [config.xnumel] + ([] if config.rnumel is None else [config.rnumel])
         args = [_scratch(v.type, device) for v in values] + _error_slot(plan, device) + extents
         options = assert_options(plan)
-        runs = [_runner(kernel, config.xnumel, c, args, options) for c in configs]
+        runs = [_runner(kernel, (config.programs(c),), c, args, options) for c in configs]
         rounds = [[_time(run, timer) for run in runs] for _ in range(ROUNDS)]
         times = [statistics.median(per_config) for per_config in zip(*rounds)]
         return {
@@ -163,14 +163,11 @@ def _error_slot(plan, device: str) -> list:
     return [runtime.error_tensor() if device == "cpu" else None]
 
 
-def _runner(kernel, xnumel: int, config: Config, args, options: dict):
-    """A launch of `kernel` with `config` (and the kernel's assert options),
-    compiled here; None for a config that cannot compile or launch (it
-    never wins)."""
-    import triton
-
+def _runner(kernel, grid: tuple[int], config: Config, args, options: dict):
+    """A launch of `kernel` on `grid` with `config` (and the kernel's assert
+    options), compiled here; None for a config that cannot compile or
+    launch (it never wins)."""
     meta = {**config.kwargs(), **options}
-    grid = (triton.cdiv(xnumel, config.xblock),)
 
     def run():
         kernel[grid](*args, **meta)

@@ -95,8 +95,9 @@ def _check_kernel(graph, kernel, owner, done, names, options) -> None:
 
 def _launch_reason(value, nodes, options) -> str | None:
     """Why a `triton_config = [XBLOCK, RBLOCK, num_warps, num_stages]` cannot
-    launch the kernel, or None. RBLOCK is 0 for a kernel that neither reduces
-    nor scans; Triton wants power-of-two blocks of at most 2**20 elements."""
+    launch the kernel, or None. A kernel that neither reduces nor scans reads
+    the second block as YBLOCK: a 2-D tile, or 0 for a 1-D block. Triton
+    wants power-of-two blocks of at most 2**20 elements."""
     if options.backend != "triton":
         return f"a Triton launch config on the {options.backend} backend"
     if not (isinstance(value, tuple) and len(value) == 4 and all(type(v) is int for v in value)):
@@ -107,8 +108,8 @@ def _launch_reason(value, nodes, options) -> str | None:
         return f"XBLOCK {xblock} is not a power of two"
     if loops_r and not _power_of_two(rblock):
         return f"RBLOCK {rblock} is not a power of two (the kernel reduces or scans)"
-    if not loops_r and rblock != 0:
-        return f"RBLOCK must be 0: the kernel neither reduces nor scans (got {rblock})"
+    if not loops_r and rblock != 0 and not _power_of_two(rblock):
+        return f"YBLOCK {rblock} is neither 0 (a 1-D block) nor a power of two (a 2-D tile of a pointwise kernel)"
     if warps not in (1, 2, 4, 8, 16, 32):
         return f"num_warps {warps} is not one of 1, 2, 4, 8, 16, 32"
     if not 1 <= stages <= 8:

@@ -228,20 +228,34 @@ def test_a_bad_pin_is_refused_with_its_position(softmax_dumps, pin, message):
     assert message in done.stderr and "Traceback" not in done.stderr
 
 
-def test_a_pin_on_a_pointwise_kernel_has_no_rblock(tmp_path):
+def test_a_pointwise_kernels_second_block_is_a_tiles_yblock(tmp_path):
     (tmp_path / "prog.py").write_text(PROGRAM.replace("torch.softmax(x * 2.0, -1)", "x * 2.0 + 1"))
     done = tirc_cli(
-        "compile", tmp_path / "prog.py", "--backend", "triton", "--dump-after=fusion", "--dump-dir", tmp_path
+        "compile",
+        tmp_path / "prog.py",
+        "--backend",
+        "triton",
+        "--dump-after=fusion",
+        "--dump-dir",
+        tmp_path,
+        "--save-inputs",
     )
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "04-fusion.tir").read_text()
-    (tmp_path / "bad.tir").write_text(with_pin(text, "[64, 32, 4, 1]"))
+    (tmp_path / "bad.tir").write_text(with_pin(text, "[64, 24, 4, 1]"))
     done = tirc_cli("verify", tmp_path / "bad.tir")
-    assert done.returncode == 2 and "RBLOCK must be 0" in done.stderr
-    (tmp_path / "good.tir").write_text(with_pin(text, "[64, 0, 2, 1]"))
-    done = tirc_cli("compile", tmp_path / "good.tir", "--dump-dir", tmp_path / "out")
-    assert done.returncode == 0, done.stderr
-    assert "XBLOCK=64, num_warps=2, num_stages=1" in (tmp_path / "out" / "output_code.py").read_text()
+    assert done.returncode == 2 and "YBLOCK 24 is neither 0" in done.stderr
+    for pin, meta in (
+        ("[64, 0, 2, 1]", "XBLOCK=64, num_warps=2"),
+        ("[64, 8, 2, 1]", "XBLOCK=64, YBLOCK=8, num_warps=2"),
+    ):
+        (tmp_path / "good.tir").write_text(with_pin(text, pin))
+        done = tirc_cli("compile", tmp_path / "good.tir", "--check", "--dump-dir", tmp_path / "out")
+        assert done.returncode == 0, done.stderr
+        assert "ok: outputs match" in done.stdout + done.stderr
+        code = (tmp_path / "out" / "output_code.py").read_text()
+        assert f"{meta}, num_stages=1" in code
+        assert ("yindex" in code) == ("YBLOCK" in meta)
 
 
 def test_a_pin_on_the_cpp_backend_is_refused(tmp_path):
