@@ -66,7 +66,6 @@ from .triton_body import (
 )
 from .triton_configs import LaunchConfig
 from .triton_helpers import _HELPER_DEPS, HELPERS
-from .triton_tiling import stride
 
 __all__ = [
     "SUPPORTED_OPS",
@@ -115,9 +114,10 @@ def _pointwise_kernel(kernel: Kernel) -> list[str]:
 
 
 def _tiled_kernel(kernel: Kernel, tiling: triton_tiling.Tiling) -> list[str]:
-    """YBLOCK x XBLOCK tiles: `x` along the tile's rows, the y variables
-    unflattened from `yindex` along its columns; the programs walk the x
-    tiles of a y band in turn (a 1-D grid: no 65535-program limit on y)."""
+    """YBLOCK x XBLOCK tiles: `x` varies along the tile's second axis, the
+    y variables (unflattened from `yindex`) along its first; the programs
+    walk the x tiles of a y band in turn (a 1-D grid: no 65535-program
+    limit on y)."""
     x = [tiling.x] if tiling.x else []
     tile = Tile("[YBLOCK, XBLOCK]", "mask", (names(tiling.y), names(x)))
     pid = "tl.program_id(0)" if kernel.index_type == "tl.int32" else "tl.program_id(0).to(tl.int64)"
@@ -279,8 +279,8 @@ def _outer(plan: KernelPlan) -> bool:
             names = {s.name: s for s in index.free_symbols}
             if inner_r.name not in names:
                 continue
-            along_reduction += stride(index, names[inner_r.name]) == 1
-            along_rows += inner_i.name in names and stride(index, names[inner_i.name]) == 1
+            along_reduction += triton_tiling.stride(index, names[inner_r.name]) == 1
+            along_rows += inner_i.name in names and triton_tiling.stride(index, names[inner_i.name]) == 1
     return along_rows > along_reduction
 
 
