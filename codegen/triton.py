@@ -122,6 +122,7 @@ def _tiled_kernel(kernel: Kernel, tiling: triton_tiling.Tiling) -> list[str]:
     tile = Tile("[YBLOCK, XBLOCK]", "mask", (names(tiling.y), names(x)))
     pid = "tl.program_id(0)" if kernel.index_type == "tl.int32" else "tl.program_id(0).to(tl.int64)"
     xmask = "tl.full([1, XBLOCK], 1, tl.int1)" if kernel.full_x else "xindex < xnumel"
+    # A tiled launch's rnumel is the y extent: full_r says YBLOCK tiles it exactly.
     ymask = "tl.full([YBLOCK, 1], 1, tl.int1)" if kernel.full_r else "yindex < ynumel"
     lines = kernel.header(["xnumel", "ynumel"], ["XBLOCK", "YBLOCK"])
     lines += [

@@ -77,7 +77,8 @@ class LaunchConfig:
     """How `call` launches a kernel: cdiv(xnumel, XBLOCK) programs; reduction
     and scan kernels also take their inner extent `rnumel`, a tiled
     pointwise kernel its y extent (and cdiv(xnumel, XBLOCK) x
-    cdiv(rnumel, YBLOCK) programs). `kind` is one of pointwise, tiled, persistent, looped, outer (a looped reduction whose loads are
+    cdiv(rnumel, YBLOCK) programs). `kind` is one of pointwise, tiled,
+    persistent, looped, outer (a looped reduction whose loads are
     contiguous along the rows, not along the reduction), split (two kernels:
     cdiv(xnumel, XBLOCK) x `split.count` programs reduce a chunk each, then
     one combines each row's partials) and scan."""
@@ -150,7 +151,7 @@ def tiled(xnumel: int, ynumel: int) -> LaunchConfig:
     xblock, yblock = power_of_two(xnumel, 64), power_of_two(ynumel, 64)
     configs = [Config(xblock, yblock, _warps(xblock * yblock, per_thread=16, most=8), second="YBLOCK")]
     if xnumel * ynumel >= TILED_TUNED_MIN:
-        for x, y, warps in ((32, 32, 4), (64, 64, 4), (128, 32, 4), (32, 128, 4), (128, 128, 8), (64, 16, 2)):
+        for x, y, warps in ((32, 32, 4), (64, 64, 4), (64, 32, 4), (32, 64, 4), (64, 16, 2)):
             configs.append(Config(min(x, xblock), min(y, yblock), warps, second="YBLOCK"))
     return LaunchConfig("tiled", xnumel, ynumel, _distinct(configs))
 
