@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro fuzz opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-layouts bench-gpu-limits test-gpu
+.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro acceptance-replay fuzz fuzz-parser opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-layouts bench-gpu-limits test-gpu
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ fuzz: $(STAMP)
 	TRITON_INTERPRET=1 $(PY) tests/acceptance/fuzz.py cpp 300
 	TRITON_INTERPRET=1 $(PY) tests/acceptance/fuzz.py triton 200
 
+# 1000 seeded mutants of real dumps through parse and verify: no traceback, no hang (a minute; SEED=N).
+fuzz-parser: $(STAMP)
+	$(PY) tests/acceptance/fuzz_parser.py 1000 --seed $(or $(SEED),0)
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/black --check .
@@ -59,6 +63,11 @@ opinfo: $(STAMP)
 # The repro tools on whole models: injected miscompiles reduced to <= 5 ops, crashes in each pass reproduced (minutes per model).
 acceptance-repro: $(STAMP)
 	$(PY) tests/acceptance/repro.py
+
+# Replay of every dump (all stages) of the models, edge and example programs from the headers' seeds alone,
+# without --save-inputs; exits 1 if any replay of a correct compile fails (tens of minutes on 2 cores).
+acceptance-replay: $(STAMP)
+	$(PY) tests/acceptance/replay_corpus.py
 
 # Eager vs Inductor vs tirc (C++ backend) on the CPU suite: times, ratios, compile times;
 # prints the table and puts it in bench/RESULTS.md (minutes; run on an otherwise idle machine).

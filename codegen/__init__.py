@@ -1,6 +1,7 @@
 """Code generation: C++ and Triton kernels and the Python wrapper module."""
 
 from .cache import cache_dir
+from . import cache_heal
 from .extern_select import select_externs
 from .loader import load_output_code
 from .runtime import random_input
@@ -10,6 +11,7 @@ from .wrapper import generate, prebuild
 
 __all__ = [
     "cache_dir",
+    "cache_heal",
     "generate",
     "load_output_code",
     "prebuild",

@@ -5,16 +5,25 @@ filelock so concurrent processes compiling the same source build it once;
 the shared object is written to a temporary name and renamed into place, so
 no process ever loads a half-written file. A large source is compiled as
 several translation units at once, one per core, and linked (_units).
+
+The cache directory is not trusted: beside each object lies its record
+(KEY.json: format, key, sha256 of the object), written after the object, and
+an object is loaded only when its bytes match the record; one that does not,
+does not load, or lacks a kernel of its source is dropped with a one-line
+warning and built again. Temporary files a killed build left behind are
+swept when building into their directory.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import itertools
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import tempfile
@@ -24,6 +33,16 @@ from pathlib import Path
 from filelock import FileLock
 
 from ir_text import TircError
+
+from .cache_heal import (
+    cache_error,
+    drop_entry,
+    read_json,
+    sha256_hex,
+    shape_problem,
+    sweep_stale_temps,
+    write_atomic,
+)
 
 CXX_FLAGS = (
     "-O3",
@@ -112,9 +131,8 @@ def timed_record(kind: str, parts: list[str], measure) -> dict:
         except (OSError, ValueError):
             pass  # not timed yet, or a damaged record: time again and overwrite
         record = measure()
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False, suffix=".tmp") as f:
-            json.dump(record, f, indent=1, sort_keys=True)
-        os.replace(f.name, path)
+        sweep_stale_temps(path.parent)
+        write_atomic(path, json.dumps(record, indent=1, sort_keys=True))
     return record
 
 
@@ -137,14 +155,15 @@ def start_build(source: str) -> None:
     object into place, so Python goes on meanwhile. (A thread that also did
     the preparation would wait for the GIL at every step while the caller
     runs Python: that cost a tenth of a second.) A later build_shared_object
-    of the same source waits for this one; a failure here is left for it to
-    report."""
+    of the same source waits for this one; a failure here, or a bad entry in
+    the way, is left for it to report or heal."""
     cxx = compiler()
     target = _target(source, cxx)
     if target.exists() or _BUILDS.claim(target) is not None:
         return
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        sweep_stale_temps(target.parent)
         work = Path(tempfile.mkdtemp(dir=target.parent, suffix=".tmp"))
         build = _Build(cxx, source, work)
     except Exception:  # noqa: BLE001 - the foreground build reports it
@@ -191,46 +210,154 @@ class _Builds:
 
 _BUILDS = _Builds()
 
+# The layout of an entry (object and record); in the key, so that entries of
+# an older layout are never read as this one's.
+ENTRY_FORMAT = 1
+_RECORD_FIELDS = {"format": int, "key": str, "sha256": str}
+
 
 def _target(source: str, cxx: str) -> Path:
     """Where the object built from `source` lives: keyed by source, compiler and flags."""
-    key = hashlib.sha256("\0".join([source, compiler_identity(cxx), *flags()]).encode()).hexdigest()[:32]
+    parts = [source, compiler_identity(cxx), *flags(), f"entry format {ENTRY_FORMAT}"]
+    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
     return cache_dir() / "cpp" / key[:2] / f"{key}.so"
 
 
+def _record(target: Path) -> Path:
+    """The record beside an object: its format, key and sha256."""
+    return target.with_suffix(".json")
+
+
+def _lock(target: Path) -> FileLock:
+    return FileLock(str(target.with_suffix(".lock")))
+
+
+def entry_problem(target: Path) -> str | None:
+    """What is wrong with the cached object `target` (which exists), or None
+    when its record is whole and its bytes are the ones the record names."""
+    try:
+        record = read_json(_record(target))
+    except FileNotFoundError:
+        return "its record is missing"
+    except (OSError, ValueError) as err:
+        return f"its record is unreadable: {err}"
+    problem = shape_problem(record, _RECORD_FIELDS, ENTRY_FORMAT)
+    if problem is not None:
+        return f"its record is malformed: {problem}"
+    if record["key"] != target.stem:
+        return "its record is another entry's"
+    try:
+        digest = sha256_hex(target.read_bytes())
+    except OSError as err:
+        return f"unreadable: {err.strerror}"
+    return None if digest == record["sha256"] else "its bytes do not match their sha256"
+
+
+def _usable(target: Path) -> bool:
+    return target.exists() and entry_problem(target) is None
+
+
+def _place(built: Path, target: Path) -> None:
+    """Move a built object into the cache, then write its record (so a
+    reader that sees the record sees the object it describes)."""
+    digest = sha256_hex(built.read_bytes())
+    os.replace(built, target)
+    record = {"format": ENTRY_FORMAT, "key": target.stem, "sha256": digest}
+    write_atomic(_record(target), json.dumps(record, sort_keys=True))
+
+
 def build_shared_object(source: str) -> Path:
-    """The path of a shared object built from `source`, compiling it if not cached."""
+    """The path of a shared object built from `source`, compiling it if not
+    cached; a bad cached one is dropped (one warning) and built again."""
     cxx = compiler()
     target = _target(source, cxx)
-    if target.exists():
+    if _usable(target):
         return target
     running = _BUILDS.claim(target)
     if running is not None:
         running.wait()
-        if target.exists():
+        if _usable(target):
             return target
         return build_shared_object(source)  # that build failed: fail here too, with its message
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(target.with_suffix(".lock"))):
-            if not target.exists():
-                work = Path(tempfile.mkdtemp(dir=target.parent, suffix=".tmp"))
-                try:
-                    build = _Build(cxx, source, work)
-                    build.wait()
-                    os.replace(build.so, target)
-                finally:
-                    shutil.rmtree(work, ignore_errors=True)
+        _build_under_lock(cxx, source, target)
     finally:
         _BUILDS.release(target)
     return target
 
 
-def discard(target: Path) -> None:
-    """Remove a cached object that does not load, under the build's lock (so
-    that an object another process is placing is not removed)."""
-    with FileLock(str(target.with_suffix(".lock"))):
-        target.unlink(missing_ok=True)
+def _build_under_lock(cxx: str, source: str, target: Path) -> None:
+    """Build `target` unless another process has meanwhile: under the file
+    lock, so a bad entry is judged (and dropped) only when nobody is placing it."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with _lock(target):
+            if target.exists():
+                problem = entry_problem(target)
+                if problem is None:
+                    return
+                drop_entry(problem, target, _record(target))
+            sweep_stale_temps(target.parent)
+            work = Path(tempfile.mkdtemp(dir=target.parent, suffix=".tmp"))
+            try:
+                build = _Build(cxx, source, work)
+                build.wait()
+                _place(build.so, target)
+            finally:
+                shutil.rmtree(work, ignore_errors=True)
+    except OSError as err:
+        raise cache_error(target, f"cannot write to it ({err.strerror or err})") from None
+
+
+def discard(target: Path, reason: str) -> None:
+    """Drop a cached object that passed its check but is bad all the same
+    (it does not load, or lacks a kernel): under the build's lock, so that an
+    object another process is placing is not removed."""
+    with _lock(target):
+        drop_entry(reason, target, _record(target))
+
+
+def load_library(source: str):
+    """The ctypes library of the kernels in `source`, compiled or from the
+    cache. A cached object that does not load or lacks one of the source's
+    functions is dropped and built again, once; it still being bad is a
+    TircError that blames the cache."""
+    names = exported_functions(source)
+    path = build_shared_object(source)
+    library, problem = _open(path, names)
+    if problem is None:
+        return library
+    discard(path, problem)
+    path = build_shared_object(source)
+    # The dynamic loader hands back the library it already loaded from a
+    # path it has seen: load the rebuilt object through a name of its own.
+    with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp") as alias:
+        shutil.copyfile(path, alias.name)
+        library, problem = _open(Path(alias.name), names)
+    if problem is not None:
+        raise cache_error(path, f"a rebuilt entry still {problem}")
+    return library
+
+
+def _open(path: Path, names: list[str]):
+    """(library, None), or (None, what is wrong with the object at `path`)."""
+    try:
+        library = ctypes.CDLL(str(path))
+    except OSError as err:
+        return None, f"does not load: {err}"
+    missing = [name for name in names if not hasattr(library, name)]
+    if missing:
+        return None, f"lacks the function {missing[0]}"
+    return library, None
+
+
+# The functions a source exports to Python: its `extern "C"` definitions,
+# each on one line as cpp.py writes them (not the prelude's `extern "C" {`).
+_EXPORTED = re.compile(r'^extern "C" [^{(]*?\b(\w+)\(', re.MULTILINE)
+
+
+def exported_functions(source: str) -> list[str]:
+    return _EXPORTED.findall(source)
 
 
 # Where a source may be cut into translation units: the line cpp.py puts
@@ -322,6 +449,6 @@ def _finish(build: _Build, target: Path) -> None:
     concurrent reader sees a whole object or none, and under the file lock,
     so that a foreground build of another process never sees it half done."""
     build.wait()
-    with FileLock(str(target.with_suffix(".lock"))):
-        if not target.exists():
-            os.replace(build.so, target)
+    with _lock(target):
+        if not _usable(target):
+            _place(build.so, target)

@@ -70,7 +70,8 @@ _OPS = {
     "to_dtype": "static_cast<{dtype}>({0})",
     # Checked (the prelude's tirc_index): an index out of range is recorded
     # for the wrapper's IndexError and read as 0, never out of bounds.
-    "indirect": "tirc_index({0}, {size}, {wrap}, p_error)",
+    # `site` names the op for the error (KernelPlan.sites).
+    "indirect": "tirc_index({0}, {size}, {wrap}, p_error, {site})",
 }
 # libm functions: `expf` for float results, `exp` for double ones.
 _OPS.update(
@@ -93,9 +94,9 @@ _BOOL_OPS = {
     "bitwise_xor": "({0} != {1})",
 }
 _CHECKED_DIVISIONS = {
-    "floor_divide": "tirc_floordiv({0}, {1}, p_error)",
-    "remainder": "tirc_remainder({0}, {1}, p_error)",
-    "fmod": "tirc_fmod({0}, {1}, p_error)",
+    "floor_divide": "tirc_floordiv({0}, {1}, p_error, {site})",
+    "remainder": "tirc_remainder({0}, {1}, p_error, {site})",
+    "fmod": "tirc_fmod({0}, {1}, p_error, {site})",
 }
 SUPPORTED_OPS = frozenset(_OPS) | {"load", "store", "constant", "index", "reduce", "scan"}
 
@@ -127,11 +128,10 @@ def expr(stmt: Compute, dtypes: dict[str, str], ref) -> str:
     if stmt.op == "where":
         return _OPS["where"].format(*(ref(a) for a in stmt.args))
     args = [f"tirc_from_bf16({ref(a)})" if d == "bf16" else ref(a) for a, d in zip(stmt.args, operand_dtypes)]
+    attrs = dict(stmt.attrs)
     if stmt.op == "indirect":
-        attrs = dict(stmt.attrs)
-        return _OPS["indirect"].format(
-            *args, size=f"INT64_C({attrs['size']})", wrap=int(attrs.get("wrap", True))
-        )
+        size, wrap = f"INT64_C({attrs['size']})", int(attrs.get("wrap", True))
+        return _OPS["indirect"].format(*args, size=size, wrap=wrap, site=attrs["site"])
     if stmt.op == "to_dtype" and is_float(operand_dtypes[0]) and stmt.dtype in INT_DTYPES:
         # Through the prelude's conversions, defined where static_cast is
         # not (out of range, NaN); f16 through float, as their bounds are
@@ -148,7 +148,7 @@ def expr(stmt: Compute, dtypes: dict[str, str], ref) -> str:
             return f"tirc_to_bf16((float)({args[0]}))"
         return f"tirc_to_bf16({template.format(*args, dtype='float', f='f')})"
     suffix = "" if stmt.dtype == "f64" else "f"
-    return template.format(*args, dtype=C_TYPES[stmt.dtype], f=suffix)
+    return template.format(*args, dtype=C_TYPES[stmt.dtype], f=suffix, site=attrs.get("site"))
 
 
 # Reduction identities per kind and dtype.

@@ -15,7 +15,14 @@ dump shows:
 
     %buf1 = extern mkldnn._linear_pointwise.default(%x, %up.weight, %up.bias, "none", [], "") : ...
 
-so a re-fed dump runs what it says and never times anything. Winners are
+so a re-fed dump runs what it says and never times anything: the dumps
+from lower on are the same program on every machine. A fresh compile is
+not: the choice, and so the count of extern calls it reports (oneDNN's
+linear needs no transposing view of the weight), depends on the processor;
+TIRC_AUTOTUNE=0 gives ATen's op everywhere. oneDNN's linear has no float64
+kernel: the reference interpreter runs it in float64 as ATen's addmm
+(lowering/float64_equivalents.py), for replay's float64 second look; only
+the "none" post-op emitted here has that stand-in. Winners are
 cached as JSON under `TIRC_CACHE_DIR/extern-select/`, keyed by the shapes,
 the processor, the thread count and torch's version, and written atomically
 under a filelock: compiling the same program again reads them back and

@@ -43,6 +43,25 @@ def checked_op(op: str, dtype: str) -> bool:
     return op == "indirect" or (op in _INT_DIVISIONS and dtype in INT_DTYPES)
 
 
+def _check_sites(nodes) -> dict[int, int]:
+    """id(node) -> site, for the nodes of a kernel (in order) that have a
+    checked op: their position among those. A node is one ATen op (its
+    `origin`, its `loc`), so its site names the op whatever else the
+    kernel fused; numbered over the whole kernel, so that its loop nests
+    share one error slot."""
+    checked = [n for n in nodes if any(_checked(op) for op in n.body)]
+    return {id(n): k for k, n in enumerate(checked)}
+
+
+def _checked(op) -> bool:
+    return op.result is not None and checked_op(op.op, op.result.type)
+
+
+def _site(node) -> tuple[str, str]:
+    where = f"{node.loc.file}:{node.loc.line}" if node.loc else ""
+    return dict(node.attrs).get("origin", "an op"), where
+
+
 @dataclass(frozen=True)
 class Store:
     target: str
@@ -108,6 +127,11 @@ class KernelPlan:
     # The kernel's `triton_config` attribute: [XBLOCK, RBLOCK (0: none),
     # num_warps, num_stages], pinned by the tuner or by hand; None: heuristic.
     launch: tuple[int, ...] | None = None
+    # The ops whose values the kernel checks, by site (the `site` attribute
+    # of a checked Compute, which the kernel records with an error): (ATen
+    # op, "file:line" or ""), so that the error names the op whose value
+    # was bad, not every op fused into the kernel.
+    sites: tuple[tuple[str, str], ...] = ()
 
     @property
     def statements(self) -> tuple:
@@ -280,7 +304,8 @@ def plan_kernel(
     )
     io = kernel_io(module, kernel, user_map)
     nodes = tuple(names[id(v)] for v in kernel.nodes)
-    return KernelPlan(name, (), (), _params(io, ids), len(io.inputs), (), nodes, aliased, plans)
+    params = _params(io, ids)
+    return KernelPlan(name, (), (), params, len(io.inputs), (), nodes, aliased, plans, sites=plans[0].sites)
 
 
 def _params(io, ids) -> tuple[tuple[str, str], ...]:
@@ -293,8 +318,10 @@ def _plan_nest(module, kernel, name: str, nest, user_map, names, ids, aliased) -
     values = kernel.nodes if nest is None else nest
     by_id = {id(n.result): n for n in module.nodes}
     nodes = [by_id[id(v)] for v in values]
+    kernel_nodes = [by_id[id(v)] for v in kernel.nodes]
+    sites = _check_sites(kernel_nodes)
     space = kernel_space(nodes, names)
-    statements = _statements(nodes, space, {id(v) for v in io.outputs}, ids)
+    statements = _statements(nodes, space, {id(v) for v in io.outputs}, ids, sites)
     reduction = space.reduction
     if reduction and 0 in reduction:
         statements, reduction = _empty_reduction(statements), ()
@@ -307,12 +334,14 @@ def _plan_nest(module, kernel, name: str, nest, user_map, names, ids, aliased) -
         _schedule(statements, space),
         tuple(names[id(v)] for v in values),
         aliased,
+        sites=tuple(_site(n) for n in kernel_nodes if id(n) in sites),
     )
 
 
-def _statements(nodes, space, outputs: set[int], ids) -> list:
+def _statements(nodes, space, outputs: set[int], ids, sites: dict[int, int]) -> list:
     """The kernel's statements over its own loop variables, node by node;
-    loads of a buffer computed in the kernel take the producer's value."""
+    loads of a buffer computed in the kernel take the producer's value.
+    A checked op's Compute carries its node's site (`sites`, _check_sites')."""
     stored: dict[int, str] = {}
     statements = []
     counter = 0
@@ -334,7 +363,8 @@ def _statements(nodes, space, outputs: set[int], ids) -> list:
                 indirect += 1
                 renamed[index_var(op.result.hint)] = index_var(name)
                 local[id(op.result)] = name
-                statements.append(Compute(name, "indirect", (local[id(op.operands[0])],), "i64", op.attrs))
+                attrs = op.attrs + (("site", sites[id(node)]),)
+                statements.append(Compute(name, "indirect", (local[id(op.operands[0])],), "i64", attrs))
                 continue
             if op.op == "store":
                 var = local[id(op.operands[0])]
@@ -369,7 +399,8 @@ def _statements(nodes, space, outputs: set[int], ids) -> list:
                 statements.append(Scan(var, kind, local[id(arg)], op.result.type, op.attr("dim")))
             else:
                 args = tuple(local[id(a)] for a in op.operands)
-                statements.append(Compute(var, op.op, args, op.result.type, op.attrs))
+                attrs = op.attrs + ((("site", sites[id(node)]),) if _checked(op) else ())
+                statements.append(Compute(var, op.op, args, op.result.type, attrs))
     return statements
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import os
 import sys
 
@@ -14,17 +15,11 @@ from ir_text import storage_span
 
 
 def cpp_library(source: str):
-    """Compile (or fetch from the cache) and load the kernels in `source`. A
-    cached object that does not load (damaged outside tirc: a full disk, a
-    partial copy) is discarded and built again, once."""
-    from .cache import build_shared_object, discard
+    """Compile (or fetch from the cache, checked and healed: cache.py) and
+    load the kernels in `source`."""
+    from .cache import load_library
 
-    path = build_shared_object(source)
-    try:
-        return ctypes.CDLL(str(path))
-    except OSError:
-        discard(path)
-        return ctypes.CDLL(str(build_shared_object(source)))
+    return load_library(source)
 
 
 def cpp_kernel(library, name: str, arity: int):
@@ -60,28 +55,32 @@ def allocator(device: str):
 
 def error_slot():
     """Where a C++ kernel records a value eager PyTorch raises on (the
-    prelude's tirc_error): [code, and two values that describe it]. A ctypes
-    array, zeroed: a tenth of a microsecond to make and to read, where a
-    tensor costs microseconds. ctypes passes it to the kernel as its address."""
-    return (ctypes.c_int64 * 3)()
+    prelude's tirc_error): [code, two values that describe it, the site of
+    the op]. A ctypes array, zeroed: a tenth of a microsecond to make and to
+    read, where a tensor costs microseconds. ctypes passes it to the kernel
+    as its address."""
+    return (ctypes.c_int64 * 4)()
 
 
 def error_tensor():
     """The error slot of an interpreted Triton kernel (the `_index` helper
     records in it as a C++ kernel does in error_slot's): an int64 tensor."""
-    return torch.zeros(3, dtype=torch.int64)
+    return torch.zeros(4, dtype=torch.int64)
 
 
-def check_values(slot, ops: str) -> None:
+def check_values(slot, sites: tuple[str, ...]) -> None:
     """Raise what eager PyTorch raises when the kernel recorded an index out
     of range (code 1; it read 0 in its place) or an integer division by
-    zero (code 2; the result is 0). `slot`: error_slot's or error_tensor's."""
+    zero (code 2; the result is 0). `slot`: error_slot's or error_tensor's;
+    its last value is the site of the op at fault, `sites` names them
+    ("aten.embedding.default at model.py:16")."""
     code = int(slot[0])
     if code == 1:
         index, size = int(slot[1]), int(slot[2])
-        raise IndexError(f"index {index} is out of bounds for a dimension of size {size} (in {ops})")
+        op = sites[int(slot[3])]
+        raise IndexError(f"index {index} is out of bounds for a dimension of size {size} (in {op})")
     if code == 2:
-        raise ZeroDivisionError(f"integer division by zero (in {ops})")
+        raise ZeroDivisionError(f"integer division by zero (in {sites[int(slot[3])]})")
 
 
 def use_triton_interpreter(device: str) -> None:
@@ -97,7 +96,12 @@ def use_triton_interpreter(device: str) -> None:
     os.environ["TRITON_INTERPRET"] = "1"
 
 
-def assert_input(x, shape, strides, dtype, name: str, device: str) -> None:
+def checked_input(x, shape, strides, dtype, name: str, device: str, updated: bool = False):
+    """`x` when it has the compiled shape, dtype, device and strides; an input
+    of other strides (channels-last, transposed, expanded, a slice), which
+    eager accepts, as a copy in the compiled layout, so that no kernel reads
+    its memory with the compiled strides. `updated`: the program writes
+    into `x` (the wrapper writes the result back into the caller's tensor)."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"input {name}: expected a tensor, got {type(x).__name__}")
     # A kernel given memory of another device (or none: meta) would crash.
@@ -106,18 +110,49 @@ def assert_input(x, shape, strides, dtype, name: str, device: str) -> None:
     if not (x.is_cuda if device == "cuda" else x.is_cpu):
         raise ValueError(f"input {name}: expected a tensor on {device}, got one on {x.device}")
     # torch.Size and stride() are tuples: compared as they are (no copies;
-    # this runs on every call).
+    # this runs on every call). Other strides take the slower path below.
     if x.shape != shape or x.dtype != dtype:
         raise ValueError(f"input {name}: expected {dtype} {list(shape)}, got {x.dtype} {list(x.shape)}")
-    if x.stride() != strides and x.numel() > 1:
-        raise ValueError(f"input {name}: expected strides {list(strides)}, got {list(x.stride())}")
+    if x.stride() == strides:
+        return x
+    return _in_compiled_layout(x, strides, name, updated)
+
+
+def _in_compiled_layout(x, strides, name: str, updated: bool):
+    """`x` (of the compiled shape) seen or copied with the compiled `strides`."""
+    shape = tuple(x.shape)
+    # Strides of dimensions of size 1 (and of an empty tensor) address nothing.
+    if x.numel() == 0 or all(a == b for n, a, b in zip(shape, x.stride(), strides) if n > 1):
+        return x
+    if updated and _broadcast_dims(shape, x.stride()):
+        # What eager's in-place ops refuse: one element written through several indices.
+        raise ValueError(
+            f"input {name}, which the program updates in place, has elements that share memory "
+            f"(strides {list(x.stride())}: an expand); pass a clone"
+        )
+    broadcast = _broadcast_dims(shape, strides)
+    if broadcast:
+        # The program reads one element for all indices of these dimensions:
+        # a copy into that layout would drop the others' values.
+        raise ValueError(
+            f"input {name}: the program was compiled for an input broadcast along dimension(s) {broadcast} "
+            f"(strides {list(strides)}), got strides {list(x.stride())}; compile it for this layout"
+        )
+    return torch.empty_strided(shape, strides, dtype=x.dtype, device=x.device).copy_(x)
+
+
+def _broadcast_dims(shape, strides) -> list[int]:
+    """The dimensions of more than one element and stride 0 (an expand):
+    where torch itself sees internal overlap (has_internal_overlap's Yes)."""
+    return [k for k, (n, s) in enumerate(zip(shape, strides)) if n > 1 and s == 0]
 
 
 def assert_unaliased(inputs, names, updated) -> None:
     """The program writes into the inputs named in `updated` (its `update`
     lines): none may overlap another input in memory, since eager would see
     the write through the other one where the compiled program has read it
-    already. Disjoint views of one storage are fine."""
+    already. Disjoint views of one storage are fine. `inputs`: the caller's
+    tensors (`args`), not their copies in the compiled layout."""
     spans = {}
     for x, name in zip(inputs, names):
         start = x.data_ptr()
@@ -132,11 +167,14 @@ def assert_unaliased(inputs, names, updated) -> None:
                 )
 
 
-def random_input(shape, strides, dtype, device, seed: int):
-    """The input a dump's header describes: seeded values in a strided layout."""
+def random_input(shape, strides, dtype, device, seed: int, value_range=None):
+    """The input a dump's header describes: seeded values in a strided layout,
+    drawn from `value_range` (the header's `range = [lo, hi]`) when given."""
     gen = torch.Generator().manual_seed(seed)
     size = storage_span(shape, strides)
-    if dtype == torch.bool:
+    if value_range is not None and dtype != torch.bool:
+        flat = _ranged_values(size, dtype, value_range, gen)
+    elif dtype == torch.bool:
         flat = torch.randint(0, 2, (size,), generator=gen).bool()
     elif dtype.is_floating_point:
         flat = torch.randn(size, generator=gen, dtype=torch.float64).to(dtype)
@@ -145,6 +183,24 @@ def random_input(shape, strides, dtype, device, seed: int):
         flat = torch.randint(-8, 9, (size,), generator=gen)
         flat = torch.where(flat == 0, torch.ones_like(flat), flat).to(dtype)
     return flat.to(device).as_strided(shape, strides)
+
+
+def _ranged_values(size: int, dtype, value_range, gen):
+    """`size` seeded values in `value_range`: integers uniform in [lo, hi)
+    (indices, class targets), floats in [lo, hi]: uniform between finite
+    bounds (a probability), else a bound plus or minus |randn| (a variance)."""
+    lo, hi = value_range
+    if not dtype.is_floating_point:
+        return torch.randint(int(lo), int(hi), (size,), generator=gen).to(dtype)
+    if math.isinf(lo) and math.isinf(hi):
+        return torch.randn(size, generator=gen, dtype=torch.float64).to(dtype)
+    if math.isinf(hi):
+        return (lo + torch.randn(size, generator=gen, dtype=torch.float64).abs()).to(dtype)
+    if math.isinf(lo):
+        return (hi - torch.randn(size, generator=gen, dtype=torch.float64).abs()).to(dtype)
+    flat = lo + (hi - lo) * torch.rand(size, generator=gen, dtype=torch.float64)
+    # Rounding to a narrower dtype must not step outside the range.
+    return flat.to(dtype).clamp(lo, hi)
 
 
 # ATen ops whose kernels need some tensor arguments' rows aligned, by the

@@ -7,6 +7,7 @@ row with its per-lane accumulators."""
 from __future__ import annotations
 
 import math
+import re
 
 from math import prod
 
@@ -160,6 +161,16 @@ def checks_indices(plan: KernelPlan) -> bool:
     (the `_index` helper): it then takes `p_error`, an error slot under the
     interpreter and None compiled, and compiles with device asserts on."""
     return any(isinstance(s, Compute) and s.op == "indirect" for s in plan.statements)
+
+
+def _assert_message(plan: KernelPlan, site: int) -> str:
+    """The device assert's message (compiled for a GPU) as a string literal,
+    naming the op by its ATen name alone: a source line would change the
+    kernel's source, hence its compile and tuning caches, with unrelated
+    edits of the user's file. Only the characters of ATen names: Triton puts
+    the text into the mangled name of the `_index` it specializes."""
+    op = re.sub(r"[^A-Za-z0-9_.]", "_", plan.sites[site][0])
+    return f'"index out of bounds in {op}"'
 
 
 def assert_options(plan: KernelPlan) -> dict[str, bool]:
@@ -322,7 +333,9 @@ class Kernel:
             return f"tl.zeros({tile.shape}, tl.int64) + ({self.index(attrs['index'])})"
         if stmt.op == "indirect":
             wrap = bool(attrs.get("wrap", True))
-            return f"_index({stmt.args[0]}, {attrs['size']}, {wrap}, {tile.mask}, p_error)"
+            site = attrs["site"]
+            checks = f"p_error, {site}, {_assert_message(self.plan, site)}"
+            return f"_index({stmt.args[0]}, {attrs['size']}, {wrap}, {tile.mask}, {checks})"
         if stmt.op == "to_dtype" and stmt.dtype == "bf16":
             return f"_to_bf16({stmt.args[0]})"
         if stmt.op == "pow" and self.constants.get(stmt.args[1]) == 2:

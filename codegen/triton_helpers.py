@@ -329,22 +329,27 @@ def _copysign(a, b):
 # compiles with debug=True, as Inductor's do), which stops the kernel before
 # the load as eager's CUDA kernels stop; interpreted, it is recorded in the
 # error slot for the wrapper's IndexError (runtime.check_values, as the C++
-# kernels record it) and read as 0, so that no load leaves its buffer.
+# kernels record it), with `site`, the op's number in KernelPlan.sites, and
+# read as 0, so that no load leaves its buffer. As in the C++ prelude's
+# tirc_error, the first error claims the slot: the op named is the first one
+# found out of range. The assert's `message` names the op too.
 HELPERS["_index"] = """
 @triton.jit
-def _index(raw, n, wrap: tl.constexpr, mask, p_error):
+def _index(raw, n, wrap: tl.constexpr, mask, p_error, site: tl.constexpr, message: tl.constexpr):
     i = raw.to(tl.int64)
     if wrap:
         i = tl.where(i < 0, i + n, i)
     bad = ((i < 0) | (i >= n)) & mask
     if _INTERPRETED:
         zero = tl.zeros(i.shape, tl.int64)
-        tl.store(p_error + 1 + zero, raw.to(tl.int64), bad)
-        tl.store(p_error + 2 + zero, zero + n, bad)
-        tl.store(p_error + zero, zero + 1, bad)
+        first = bad & (tl.load(p_error + zero) == 0)
+        tl.store(p_error + 1 + zero, raw.to(tl.int64), first)
+        tl.store(p_error + 2 + zero, zero + n, first)
+        tl.store(p_error + 3 + zero, zero + site, first)
+        tl.store(p_error + zero, zero + 1, first)
         i = tl.where(bad, 0, i)
     else:
-        tl.device_assert(~bad, "index out of bounds")
+        tl.device_assert(~bad, message)
     return i
 """
 HELPERS["_last_column"] = """

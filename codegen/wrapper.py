@@ -14,7 +14,7 @@ from ir_text import Device, Enum, Module, Value, enum_value, to_torch, value_nam
 from . import cpp, triton
 from .cache import start_build
 from .faults import miscompiled
-from .kernel_plan import checked_op, identifiers, module_plans, reads_next
+from .kernel_plan import identifiers, module_plans, reads_next
 from .pyformat import layout, py_string
 
 
@@ -128,18 +128,14 @@ def _call(module: Module, plans_by_name: dict, ids, backend: str, device: str) -
         body.append(f"    ({params[0]},) = args")
     elif params:
         body.append(f"    {', '.join(params)} = args")
-    for inp, name in zip(module.inputs, params):
-        t = inp.value.type
-        body.append(
-            f"    runtime.assert_input({name}, {tuple(t.shape)}, {tuple(t.strides)}, "
-            f'{_torch_dtype(t.dtype)}, "{name}", "{device}")'
-        )
+    body += _checked_inputs(module, params, device)
     if module.updates and len(params) > 1:
         position = {id(i.value): name for i, name in zip(module.inputs, params)}
         updated = tuple(position[id(target)] for target, _ in module.updates)
         names = ", ".join(py_string(p) for p in params)
         writes = ", ".join(py_string(p) for p in updated) + ("," if len(updated) == 1 else "")
-        body.append(f"    runtime.assert_unaliased(({', '.join(params)}), ({names}), ({writes}))")
+        # The caller's tensors overlap or not, whatever copies the checks made.
+        body.append(f"    runtime.assert_unaliased(args, ({names}), ({writes}))")
     kernels = {k.name.name: k for k in module.kernels}
     by_id = {id(n.result): n for n in module.nodes}
     deferred: list[str] = []  # buffers written in place by the next launch: deleted after it
@@ -166,17 +162,33 @@ def _call(module: Module, plans_by_name: dict, ids, backend: str, device: str) -
         else:
             plan = plans_by_name[line.kernel.name]
             args = [ids[id(v)] for v in line.operands + line.results]
-            nodes = [by_id[id(v)] for v in kernels[line.kernel.name].nodes]
-            body += ["    " + text for text in _launch(plan, args, backend, device, nodes)]
+            body += ["    " + text for text in _launch(plan, args, backend, device)]
         if line.op in ("launch", "extern"):
             body += [f"    del {name}" for name in deferred]
             deferred = []
-    position = {id(i.value): ids[id(i.value)] for i in module.inputs}
+    # Updates and outputs that are inputs name the caller's tensor, `args[k]`:
+    # the input's name may hold a copy in the compiled layout.
+    caller = {id(i.value): f"args[{k}]" for k, i in enumerate(module.inputs)}
     for target, value in module.updates:
-        body.append(f"    {position[id(target)]}.copy_({ids[id(value)]})")
-    outs = ", ".join(ids[id(v)] for v in module.outputs)
+        body.append(f"    {caller[id(target)]}.copy_({ids[id(value)]})")
+    outs = ", ".join(caller.get(id(v), ids[id(v)]) for v in module.outputs)
     body.append(f"    return ({outs}{',' if len(module.outputs) == 1 else ''})")
     return body
+
+
+def _checked_inputs(module: Module, params: list[str], device: str) -> list[str]:
+    """`x = runtime.checked_input(x, ...)` per input: `x` itself when its
+    layout is the compiled one, else a copy in that layout."""
+    updated = {id(target) for target, _ in module.updates}
+    lines = []
+    for inp, name in zip(module.inputs, params):
+        t = inp.value.type
+        flag = ", updated=True" if id(inp.value) in updated else ""
+        lines.append(
+            f"    {name} = runtime.checked_input({name}, {tuple(t.shape)}, {tuple(t.strides)}, "
+            f'{_torch_dtype(t.dtype)}, "{name}", "{device}"{flag})'
+        )
+    return lines
 
 
 def _reinterpret(old: str, old_type, new_type) -> str:
@@ -203,7 +215,7 @@ def _py_literal(value, ids) -> str:
     if isinstance(value, Enum):
         return f"torch.{str(enum_value(value)).removeprefix('torch.')}"
     if isinstance(value, Device):
-        return f'torch.device("{value.name}")'
+        return f"torch.device({py_string(value.name)})"  # escaped: the name is a dump's string
     if isinstance(value, tuple):
         return "[" + ", ".join(_py_literal(v, ids) for v in value) + "]"
     raise TypeError(f"cannot render {value!r}")
@@ -240,7 +252,7 @@ def _direct_view(node, line, ids) -> str | None:
     return f"{ids[id(result)]} = {ids[id(source)]}.as_strided({args})"
 
 
-def _launch(plan, args: list[str], backend: str, device: str, nodes) -> list[str]:
+def _launch(plan, args: list[str], backend: str, device: str) -> list[str]:
     """The lines that launch a kernel (a split Triton reduction allocates a
     workspace on `device` and launches two; a C++ kernel that checks values
     gets an error slot, checked after it)."""
@@ -252,7 +264,7 @@ def _launch(plan, args: list[str], backend: str, device: str, nodes) -> list[str
         return [
             "error = runtime.error_tensor()",
             *triton.launch_call(plan, args + ["error"], device),
-            f"runtime.check_values(error, {py_string(_checked_ops(nodes, indices_only=True))})",
+            f"runtime.check_values(error, {_site_names(plan)})",
         ]
     pointers = [a + ".data_ptr()" for a in args]
     if not plan.checks_values:
@@ -260,25 +272,25 @@ def _launch(plan, args: list[str], backend: str, device: str, nodes) -> list[str
     return [
         "error = runtime.error_slot()",
         f"{plan.name}({', '.join(pointers + ['error'])})",
-        f"runtime.check_values(error, {py_string(_checked_ops(nodes))})",
+        f"runtime.check_values(error, {_site_names(plan)})",
     ]
 
 
-def _checked_ops(nodes, indices_only: bool = False) -> str:
-    """The ops (and source lines) of the nodes whose values the kernel
-    checks (indirect indices, integer divisions; a Triton kernel checks
-    only indices), for the error's message."""
-    named = []
-    for node in nodes:
-        if any(
-            op.result is not None
-            and checked_op(op.op, op.result.type)
-            and (op.op == "indirect" or not indices_only)
-            for op in node.body
-        ):
-            where = f" at {node.loc.file}:{node.loc.line}" if node.loc else ""
-            named.append(f"{dict(node.attrs).get('origin', 'an op')}{where}")
-    return ", ".join(dict.fromkeys(named))
+def _site_names(plan) -> str:
+    """The ops whose values the kernel checks, by the site the kernel records
+    with an error (plan.sites), as a tuple of Python strings for
+    runtime.check_values: `("aten.embedding.default at model.py:16",)`."""
+    names = [f"{op} at {where}" if where else op for op, where in plan.sites]
+    return "(" + ", ".join(py_string(name) for name in names) + ("," if len(names) == 1 else "") + ")"
+
+
+def _python_range(value_range) -> str:
+    """An input's `range` as random_input's last argument in Python source
+    (`inf` is no Python name); nothing when it has none."""
+    if value_range is None:
+        return ""
+    bounds = [f'float("{v}")' if isinstance(v, float) and math.isinf(v) else repr(v) for v in value_range]
+    return f", ({', '.join(bounds)})"
 
 
 def _benchmark(module: Module, ids) -> list[str]:
@@ -287,7 +299,7 @@ def _benchmark(module: Module, ids) -> list[str]:
         t = inp.value.type
         specs.append(
             f"runtime.random_input({tuple(t.shape)}, {tuple(t.strides)}, {_torch_dtype(t.dtype)}, "
-            f'"{inp.device}", {inp.seed})'
+            f'"{inp.device}", {inp.seed}{_python_range(inp.range)})'
         )
     return [
         "def benchmark(repeat=100):",

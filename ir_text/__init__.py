@@ -1,7 +1,7 @@
 """The IR of every stage: data model, grammar, printer, parser, verifier."""
 
 from .dtypes import INT_DTYPES, TORCH_DTYPES, from_torch, int_range, is_float, to_torch, wrapped_int
-from .errors import TircError, error_at, first_line
+from .errors import TircError, error_at, first_line, printable
 from .graph_check import (
     ENUMS,
     Shapes,
@@ -13,6 +13,7 @@ from .graph_check import (
     shape_call,
     to_torch_arg,
 )
+from .op_policy import named_ops, op_refusal, pure_ops
 from .index import (
     eval_index,
     FloorDiv,
@@ -93,6 +94,7 @@ __all__ = [
     "enum_value",
     "error_at",
     "first_line",
+    "printable",
     "flat_tensors",
     "format_attrs",
     "format_fact",
@@ -114,6 +116,9 @@ __all__ = [
     "render_index",
     "simplify_index",
     "resolve_target",
+    "named_ops",
+    "op_refusal",
+    "pure_ops",
     "shape_call",
     "storage_span",
     "strided_index",

@@ -35,11 +35,15 @@ def resolve_target(target: str):
     if len(parts) != 3:
         return None
     ns, name, overload = parts
+    if ns.startswith("__") or overload.startswith("__"):
+        return None  # Python's own attributes (`__class__.__init__.x`); op names may be dunders (`__lshift__`)
     try:
         packet = getattr(getattr(torch.ops, ns), name)
-        return getattr(packet, overload)
+        found = getattr(packet, overload)
     except (AttributeError, RuntimeError):
         return None
+    # Anything else reached by attribute (`aten.__class__.__init__`: a function) is no op.
+    return found if isinstance(found, torch._ops.OpOverload) else None
 
 
 def enum_value(e: Enum):

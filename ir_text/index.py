@@ -30,7 +30,7 @@ class FloorDiv(sympy.Function):
             return a
         if a == 0:
             return sympy.Integer(0)
-        if a.is_Integer and b.is_Integer:
+        if a.is_Integer and b.is_Integer and b != 0:  # by zero: left for the verifier to refuse
             return sympy.Integer(int(a) // int(b))
         return None
 
@@ -45,7 +45,7 @@ class Mod(sympy.Function):
     def eval(cls, a, b):
         if b == 1 or a == 0:
             return sympy.Integer(0)
-        if a.is_Integer and b.is_Integer:
+        if a.is_Integer and b.is_Integer and b != 0:  # by zero: left for the verifier to refuse
             return sympy.Integer(int(a) % int(b))
         return None
 

@@ -105,6 +105,10 @@ class Input:
     # The sha256 of the saved tensor (`--save-inputs`), which replay loads
     # from `inputs/<sha256>.pt` beside the dump instead of seeding values.
     sha256: str | None = None
+    # The values the program needs (`range = [lo, hi]`, from capture's
+    # lowering/value_ranges.py): seeded integers are drawn in [lo, hi),
+    # floats in [lo, hi]; None keeps the default draw.
+    range: tuple | None = None
     pos: Any = field(default=None, compare=False)
 
 

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import lark
 import sympy
-from lark import Token, Transformer, v_args
+from lark import Token, Transformer_NonRecursive, v_args
 
 from . import index as ix
-from .errors import TircError
+from .errors import TircError, number_text
+from .op_policy import check_text_ops
 from .printer import format_literal
 from .model import (
     STAGES,
@@ -57,6 +58,23 @@ _TOKEN_NAMES = {
     "STRING": "a string",
 }
 
+# Limits on one literal or index expression of a (possibly hostile) file,
+# far above what tirc prints: the index expressions of the tests' dumps and
+# of a GPT block nest 8 levels deep at most and hold 27 nodes at most.
+# sympy and the passes walk index expressions recursively, a few Python
+# frames a level: 64 levels stay well inside Python's 1000 frames.
+MAX_INDEX_DEPTH = 64
+# sympy's Add and Mul sort and combine their arguments: a bound on one
+# expression's terms and operators bounds the time spent building it.
+MAX_INDEX_NODES = 2048
+# The printer and the graph checks recurse into nested lists.
+MAX_LIST_DEPTH = 32
+# Far above any argument list; bounds what one literal hands torch.
+MAX_LIST_LENGTH = 65536
+# Dimensions of a shape or loop nest (torch's practical limit is lower): with
+# int64 sizes, their product stays far below the 4300 digits Python prints.
+MAX_RANK = 64
+
 
 @functools.lru_cache(maxsize=1)
 def _lark() -> lark.Lark:
@@ -72,6 +90,16 @@ def _pos(meta_or_token):
 def _fail(where, message: str) -> TircError:
     pos = _pos(where)
     return TircError(message, line=pos[0] if pos else None, col=pos[1] if pos else None)
+
+
+def _is_range(value) -> bool:
+    """An input's `range`: two numbers (ints, floats, inf), not NaN; the
+    verifier checks that they fit the input's dtype."""
+    return (
+        isinstance(value, tuple)
+        and len(value) == 2
+        and all(type(v) in (int, float) and v == v for v in value)
+    )
 
 
 def _unquote(token: str) -> str:
@@ -94,23 +122,75 @@ def _is_anonymous(name: str) -> bool:
     return name.isdigit() or (name.startswith("buf") and name[3:].isdigit())
 
 
-class _Product:
-    """The factors of an index product not yet multiplied (see idx_mul)."""
+class _Index:
+    """An index expression being built, with the nesting depth and node count
+    the limits bound. A sum or product keeps its terms or factors until it is
+    used (`combine` is sympy.Add or sympy.Mul; None: `parts` holds the one
+    finished expression): `2*(i0 + 1)*(i1 + 1)` must parse back to the Mul
+    it was printed from (multiplying pairwise would distribute 2 over the
+    first sum), and adding a long sum pairwise costs time quadratic in its terms."""
 
-    def __init__(self, factors):
-        self.factors = factors
+    __slots__ = ("combine", "parts", "depth", "nodes")
 
+    def __init__(self, combine, parts: list, depth: int, nodes: int):
+        self.combine, self.parts, self.depth, self.nodes = combine, parts, depth, nodes
 
-def _factors(x) -> list:
-    return list(x.factors) if isinstance(x, _Product) else [x]
+    def value(self):
+        return self.parts[0] if self.combine is None else self.combine(*self.parts)
 
 
 def _sym(x):
-    return sympy.Mul(*x.factors) if isinstance(x, _Product) else x
+    """The sympy expression of an index operand (a leaf is one already)."""
+    return x.value() if type(x) is _Index else x
+
+
+def _size(x) -> tuple[int, int]:
+    """(depth, nodes) of an index operand."""
+    return (x.depth, x.nodes) if type(x) is _Index else (1, 1)
+
+
+def _parts(x, combine) -> list:
+    """What `x` adds to a sum or product built by `combine`: its own parts
+    when it is one, so `a*b*c` is one Mul."""
+    return x.parts if type(x) is _Index and x.combine is combine else [_sym(x)]
+
+
+def _check_index(meta, depth: int, nodes: int) -> None:
+    if depth > MAX_INDEX_DEPTH:
+        raise _fail(meta, f"index expression nests deeper than {MAX_INDEX_DEPTH} levels (tirc's limit)")
+    if nodes > MAX_INDEX_NODES:
+        raise _fail(
+            meta, f"index expression has more than {MAX_INDEX_NODES} terms and operators (tirc's limit)"
+        )
+
+
+def _chain(meta, combine, left, right, tail: list) -> _Index:
+    """`left` joined to `right` (whose parts are `tail`) by `combine`. A sum
+    or product on the left is extended in place (lark hands each result to
+    its parent only): `a + b + c` nests no deeper than `a + b`."""
+    (ldepth, lnodes), (rdepth, rnodes) = _size(left), _size(right)
+    if type(left) is _Index and left.combine is combine:
+        depth, nodes = max(ldepth, rdepth + 1), lnodes + rnodes + 1
+        _check_index(meta, depth, nodes)
+        left.parts += tail
+        left.depth, left.nodes = depth, nodes
+        return left
+    depth, nodes = max(ldepth, rdepth) + 1, lnodes + rnodes + 1
+    _check_index(meta, depth, nodes)
+    return _Index(combine, [_sym(left), *tail], depth, nodes)
+
+
+def _call(meta, function, a, b) -> _Index:
+    """`function(a, b)`, checked against the limits before sympy builds it."""
+    (adepth, anodes), (bdepth, bnodes) = _size(a), _size(b)
+    depth, nodes = max(adepth, bdepth) + 1, anodes + bnodes + 1
+    _check_index(meta, depth, nodes)
+    return _Index(None, [function(_sym(a), _sym(b))], depth, nodes)
 
 
 @v_args(meta=True)
-class _Builder(Transformer):
+# Not recursive: a file's nesting (a 100,000-term sum is a tree as deep) must not reach Python's stack.
+class _Builder(Transformer_NonRecursive):
     def __init__(self):
         super().__init__()
         self._reset()
@@ -144,6 +224,7 @@ class _Builder(Transformer):
         module = Module(
             stage=stage, source=source, version=version, options=(), inputs=[], stage_pos=stage_pos
         )
+        updates = []  # a tuple in the module: collected first, as adding to one is quadratic
         for kind, payload in items:
             if kind in _SECTIONS:
                 payload, pos = payload
@@ -160,7 +241,7 @@ class _Builder(Transformer):
             elif kind == "node":
                 module.nodes.append(payload)
             elif kind == "update":
-                module.updates += (payload,)
+                updates.append(payload)
             elif kind == "return":
                 if module.outputs_pos is not None:
                     line, col = payload[1]
@@ -170,6 +251,7 @@ class _Builder(Transformer):
                 module.kernels, module.refusals = payload
             else:
                 setattr(module, kind, payload)
+        module.updates = tuple(updates)
         return module
 
     def header(self, meta, children):
@@ -205,7 +287,7 @@ class _Builder(Transformer):
             raise _fail(token, f"input {token}: seed must be an integer, not {format_literal(attrs['seed'])}")
         if not -(2**63) <= attrs["seed"] < 2**64:  # what torch.Generator.manual_seed takes
             raise _fail(token, f"input {token}: seed {attrs['seed']} is outside [-2**63, 2**64)")
-        extra = sorted(set(attrs) - {"device", "seed", "strides", "sha256"})
+        extra = sorted(set(attrs) - {"device", "seed", "strides", "sha256", "range"})
         if extra:
             raise _fail(token, f"input {token}: unknown attribute '{extra[0]}'")
         sha256 = attrs.get("sha256")
@@ -215,7 +297,10 @@ class _Builder(Transformer):
             raise _fail(token, f"input {token}: sha256 must be 64 lowercase hex digits")
         buffer_type = BufferType(ttype.dtype, ttype.shape, tuple(strides))
         value = self._define(token, buffer_type, self.globals)
-        return "input", Input(value, device, attrs["seed"], sha256, _pos(token))
+        value_range = attrs.get("range")
+        if value_range is not None and not _is_range(value_range):
+            raise _fail(token, f"input {token}: range must be a list of two numbers [lo, hi]")
+        return "input", Input(value, device, attrs["seed"], sha256, value_range, _pos(token))
 
     def graph_op(self, meta, children):
         results, target, args, attrs, types, loc = children
@@ -281,6 +366,7 @@ class _Builder(Transformer):
         if str(dtype) not in TORCH_DTYPES:
             raise _fail(dtype, f"unknown dtype '{dtype}'")
         shape = tuple(dims or ())
+        _check_rank(dtype, shape)
         if any(d < 0 for d in shape):
             raise _fail(dtype, "negative size in a shape")
         # ATen counts elements in int64 (and refuses the shape when the sizes
@@ -289,7 +375,9 @@ class _Builder(Transformer):
         if count >= 2**63:
             zeros = " (zeros left out)" if 0 in shape else ""
             raise _fail(
-                dtype, f"{dtype}{list(shape)}: the sizes multiply to {count}{zeros}, more than int64 holds"
+                dtype,
+                f"{dtype}{list(shape)}: the sizes multiply to {number_text(count)}{zeros},"
+                " more than int64 holds",
             )
         return TensorType(str(dtype), shape)
 
@@ -298,17 +386,20 @@ class _Builder(Transformer):
 
     def ints(self, meta, children):
         # Sizes, strides and ranges: what torch and the generated code index with.
+        _check_length(meta, children)
         return [_int64(c, "a size or stride") for c in children]
 
     def loc(self, meta, children):
-        return Loc(_unquote(children[0]), int(children[1]))
+        return Loc(_unquote(children[0]), _int64(children[1], "a line number"))
 
     def attrs(self, meta, children):
         pairs = [c for c in children if c is not None]
-        keys = [k for k, _ in pairs]
-        for key in keys:
-            if keys.count(key) > 1:
+        _check_length(meta, pairs)
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
                 raise _fail(meta, f"attribute '{key}' given twice")
+            seen.add(key)
         return tuple(sorted(pairs, key=lambda kv: kv[0]))
 
     def attr(self, meta, children):
@@ -321,9 +412,11 @@ class _Builder(Transformer):
         return self._use(children[0])
 
     def int_lit(self, meta, children):
-        return int(children[0])
+        return _int64(children[0], "the IR's integers are i64")
 
     def float_lit(self, meta, children):
+        # As Python reads it: past float64's range is inf (1e999, as the
+        # printer's inf), below it 0.0; the checks of each use apply to those.
         return float(children[0])
 
     def string_lit(self, meta, children):
@@ -357,12 +450,18 @@ class _Builder(Transformer):
         return Device(_unquote(children[0]))
 
     def list_lit(self, meta, children):
-        return tuple(children[0] or ())
+        items = tuple(children[0] or ())
+        _check_length(meta, items)
+        if _list_depth(items) > MAX_LIST_DEPTH:
+            raise _fail(meta, f"list literal nests deeper than {MAX_LIST_DEPTH} levels (tirc's limit)")
+        return items
 
     # ---- loop dialect
     def ranges(self, meta, children):
         iters, reds = children
         iters, reds = tuple(iters or ()), tuple(reds or ())
+        _check_rank(meta, iters)
+        _check_rank(meta, reds)
         for prefix, group in (("i", iters), ("r", reds)):
             for k, (name, _) in enumerate(group):
                 if name != f"{prefix}{k}":
@@ -374,9 +473,10 @@ class _Builder(Transformer):
 
     def loop_range(self, meta, children):
         name, size = children
-        if int(size) < 0:
-            raise _fail(size, "negative loop range")
-        return str(name), _int64(size, "a loop range")
+        size = _int64(size, "a loop range")
+        if size < 0:
+            raise _fail(children[1], "negative loop range")
+        return str(name), size
 
     def load_op(self, meta, children):
         result, buffer, index, dtype = children
@@ -400,38 +500,38 @@ class _Builder(Transformer):
         value = self._define(result, str(dtype), self.locals)
         return BodyOp(value, str(name), tuple(args), attrs or (), _pos(meta))
 
-    # A product is kept as its list of factors and built with one sympy.Mul,
-    # so `2*(i0 + 1)*(i1 + 1)` parses back to the Mul it was printed from
-    # (multiplying pairwise would distribute 2 over the first sum).
+    # Index expressions (see _Index): sums and products stay open until used.
     def idx_add(self, meta, c):
-        return _sym(c[0]) + _sym(c[1])
+        return _chain(meta, sympy.Add, c[0], c[1], [_sym(c[1])])
 
     def idx_sub(self, meta, c):
-        return _sym(c[0]) - _sym(c[1])
+        return _chain(meta, sympy.Add, c[0], c[1], [-_sym(c[1])])
 
     def idx_mul(self, meta, c):
-        return _Product(_factors(c[0]) + _factors(c[1]))
+        return _chain(meta, sympy.Mul, c[0], c[1], list(_parts(c[1], sympy.Mul)))
 
     def idx_int(self, meta, c):
-        return sympy.Integer(int(c[0]))
+        return sympy.Integer(_int64(c[0], "an index constant"))
 
     def idx_var(self, meta, c):
         return ix.index_var(str(c[0]))
 
     def idx_neg(self, meta, c):
-        return _Product([sympy.Integer(-1)] + _factors(c[0]))
+        depth, nodes = _size(c[0])
+        _check_index(meta, depth + 1, nodes + 1)
+        return _Index(sympy.Mul, [sympy.Integer(-1), *_parts(c[0], sympy.Mul)], depth + 1, nodes + 1)
 
     def idx_floordiv(self, meta, c):
-        return ix.FloorDiv(_sym(c[0]), _sym(c[1]))
+        return _call(meta, ix.FloorDiv, *c)
 
     def idx_mod(self, meta, c):
-        return ix.Mod(_sym(c[0]), _sym(c[1]))
+        return _call(meta, ix.Mod, *c)
 
     def idx_min(self, meta, c):
-        return ix.index_min(_sym(c[0]), _sym(c[1]))
+        return _call(meta, ix.index_min, *c)
 
     def idx_max(self, meta, c):
-        return ix.index_max(_sym(c[0]), _sym(c[1]))
+        return _call(meta, ix.index_max, *c)
 
     # ---- schedule, fusion, memplan
     def schedule(self, meta, children):
@@ -441,7 +541,7 @@ class _Builder(Transformer):
         node, numel, rnumel, reads, writes, users = children
         return NodeFacts(
             self._use(node),
-            (int(numel), int(rnumel)),
+            (_int64(numel, "a group size"), _int64(rnumel, "a group size")),
             tuple(reads or ()),
             tuple(users or ()),
             _pos(meta),
@@ -526,10 +626,38 @@ def _quoted(text: str) -> str:
 
 
 def _int64(token: Token, what: str) -> int:
-    value = int(token)
-    if not -(2**63) <= value < 2**63:
-        raise _fail(token, f"{token} is outside the range of int64 ({what})")
-    return value
+    # int() refuses more than 4300 digits (Python's limit on str -> int) and
+    # an int64 has at most 19: longer tokens, leading zeros aside, are out of range.
+    if len(token) < 19 or len(token.lstrip("-").lstrip("0")) <= 19:
+        value = int(token)
+        if -(2**63) <= value < 2**63:
+            return value
+    raise _fail(token, f"{_abbreviated(token)} is outside the range of int64 ({what})")
+
+
+def _abbreviated(token: str) -> str:
+    """A number for a message: a long one by its first digits and length."""
+    return token if len(token) <= 40 else f"{token[:20]}... ({len(token)} characters)"
+
+
+def _check_length(meta, items) -> None:
+    if len(items) > MAX_LIST_LENGTH:
+        raise _fail(meta, f"a list of {len(items)} elements, more than {MAX_LIST_LENGTH} (tirc's limit)")
+
+
+def _check_rank(where, dims) -> None:
+    if len(dims) > MAX_RANK:
+        raise _fail(where, f"{len(dims)} dimensions, more than {MAX_RANK} (tirc's limit)")
+
+
+def _list_depth(items: tuple) -> int:
+    """How deeply `items` nests lists (1: a flat list), counted up to one
+    past MAX_LIST_DEPTH; iterative, as the nesting comes from the file."""
+    depth, level = 1, [x for x in items if type(x) is tuple]
+    while level and depth <= MAX_LIST_DEPTH:
+        depth += 1
+        level = [x for inner in level for x in inner if type(x) is tuple]
+    return depth
 
 
 def _describe_expected(expected) -> str:
@@ -645,8 +773,27 @@ def _end_of_file(text: str, filename: str, expected, detail: str = "") -> TircEr
     return TircError(f"unexpected end of file{detail}{wanted}", filename, len(lines), len(lines[-1]) + 1)
 
 
-def parse(text: str, filename: str = "<input>", positions: bool = True) -> Module:
+def parse(
+    text: str, filename: str = "<input>", positions: bool = True, trusted_ops: frozenset[str] = frozenset()
+) -> Module:
     """Parse IR text into a Module. Raises TircError with the file, line and column.
+
+    Text is untrusted: every ATen op it names must be on the allow-list of
+    pure ops (op_policy), except those in `trusted_ops`, which the caller
+    vouches for (the ops of the program it traced and printed itself).
+    """
+    module = _parse_text(text, filename, positions)
+    try:
+        check_text_ops(module, trusted_ops)
+    except TircError as err:
+        if not positions:  # parsed again, for the position
+            return parse(text, filename, True, trusted_ops)
+        raise err.located(filename) from None
+    return module
+
+
+def _parse_text(text: str, filename: str, positions: bool) -> Module:
+    """The module in `text`, any ops (see `parse`).
 
     A file cut off in the middle of its last token (a truncated dump) is
     reported as an unexpected end of file, not as a bad character.
@@ -659,7 +806,7 @@ def parse(text: str, filename: str = "<input>", positions: bool = True) -> Modul
     """
     if not positions:
         module = _parse_unpositioned(text)
-        return module if module is not None else parse(text, filename)
+        return module if module is not None else _parse_text(text, filename, True)
     try:
         tree = _lark().parse(text)
     except lark.exceptions.UnexpectedEOF as err:

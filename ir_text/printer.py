@@ -66,7 +66,7 @@ def format_literal(value, names=None) -> str:
     if isinstance(value, Enum):
         return value.name
     if isinstance(value, Device):
-        return f'device("{value.name}")'
+        return f"device({format_literal(value.name)})"
     if isinstance(value, Symbol):
         return "@" + value.name
     if isinstance(value, Value):
@@ -128,6 +128,8 @@ class _Printer:
             attrs = (("device", inp.device), ("seed", inp.seed), ("strides", inp.value.type.strides))
             if inp.sha256 is not None:
                 attrs += (("sha256", inp.sha256),)
+            if inp.range is not None:
+                attrs += (("range", inp.range),)
             self.lines.append(f"input {name} : {format_type(inp.value.type)} {format_attrs(attrs)}")
         self.lines.append("")
         for op in m.graph:

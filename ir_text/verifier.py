@@ -7,6 +7,7 @@ the stage that derives them (see scheduler/), through the stage table.
 from __future__ import annotations
 
 import math
+import re
 
 import torch
 
@@ -115,14 +116,37 @@ def _check_sections(m: Module) -> None:
         raise TircError(f"unknown stage {m.stage}")
 
 
+_DEVICE = re.compile(r"cpu|cuda(:\d{1,4})?")
+
+
 def _check_inputs(m: Module) -> None:
     for inp in m.inputs:
         t = inp.value.type
         if any(s < 0 for s in t.strides):
             raise error_at(inp.pos, "negative input stride")
         _check_storage(inp.pos, t, f"input %{inp.value.hint}: ")
-        if inp.device not in ("cpu", "cuda") and not inp.device.startswith("cuda:"):
+        if not _DEVICE.fullmatch(inp.device):
             raise error_at(inp.pos, f'unknown device {format_literal(inp.device)} (expected "cpu" or "cuda")')
+        if inp.range is not None:
+            _check_range(inp)
+
+
+def _check_range(inp) -> None:
+    """`range = [lo, hi]`, which seeded replay draws from: integers in [lo,
+    hi) that the dtype holds, floats in [lo, hi]; lo < hi, so it is not empty."""
+    lo, hi = inp.range
+    dtype = inp.value.type.dtype
+    where = f"input %{inp.value.hint}: range {format_literal(inp.range)}"
+    if dtype in INT_DTYPES:
+        if type(lo) is not int or type(hi) is not int:
+            raise error_at(inp.pos, f"{where}: an {dtype} input's range takes integers")
+        least, greatest = int_range(dtype)
+        if lo < least or hi - 1 > greatest:
+            raise error_at(inp.pos, f"{where}: {dtype} holds [{least}, {greatest}] only")
+    elif not is_float(dtype):
+        raise error_at(inp.pos, f"{where}: a range applies to integer and float inputs, not {dtype}")
+    if not lo < hi:
+        raise error_at(inp.pos, f"{where}: lo must be less than hi")
 
 
 def _fail(op, message: str) -> TircError:
@@ -288,9 +312,10 @@ def _rule_load(op, node, scope, local):
         lo, hi = index_bounds(index, scope)
     except ValueError as err:
         raise _fail(op, f"bad index: {err}") from None
+    # First: bounds past int64 may have more digits than Python prints (4300).
+    _check_int64(op, index, scope)
     if math.prod(scope.values()) > 0 and (lo < 0 or hi >= storage):
         raise _fail(op, f"index range [{lo}, {hi}] is outside the {storage} elements of the source")
-    _check_int64(op, index, scope)
     if op.result.type != source.type.dtype:
         raise _fail(op, f"load of a {source.type.dtype} source typed {op.result.type}")
 
@@ -301,6 +326,10 @@ def _rule_index(op, node, scope, local):
         raise _fail(op, f"index uses '{sorted(unknown)[0]}', which is not a loop variable here")
     if op.result.type != "i64":
         raise _fail(op, "an index value is i64")
+    try:
+        index_bounds(op.attr("index"), scope)  # refuses a divisor that may be zero or negative
+    except ValueError as err:
+        raise _fail(op, f"bad index: {err}") from None
     _check_int64(op, op.attr("index"), scope)
 
 

@@ -1,6 +1,7 @@
 """Capture, lowering of ATen to the loop dialect, and the reference interpreter."""
 
 from .capture import capture, copy_with_layout, input_names
+from .float64_equivalents import FLOAT64_EQUIVALENTS, NoFloat64Kernel
 from .interpreter import INTERPRETED_OPS, interpret, run_graph
 from .lower import EXTERN_OPS, extern_ops, fallback_ops, lower
 from .pointwise import POINTWISE
@@ -10,6 +11,8 @@ __all__ = [
     "copy_with_layout",
     "input_names",
     "interpret",
+    "FLOAT64_EQUIVALENTS",
+    "NoFloat64Kernel",
     "run_graph",
     "lower",
     "POINTWISE",

@@ -47,6 +47,8 @@ from ir_text import (
     storage_span,
 )
 
+from .value_ranges import input_ranges
+
 _ENUM_NAMES = {value: name for name, value in ENUMS.items()}
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _TORCH_DIR = os.path.dirname(os.path.realpath(torch.__file__))
@@ -580,7 +582,7 @@ class _Graph:
     outputs: list[Value] = field(default_factory=list)
 
     def module(self, source: str, options_pairs) -> Module:
-        return Module(
+        module = Module(
             stage="capture",
             source=source,
             version=VERSION,
@@ -590,6 +592,11 @@ class _Graph:
             outputs=tuple(self.outputs),
             updates=tuple(self.updates),
         )
+        # What seeded replay must draw (token ids below the vocabulary size...).
+        ranges = input_ranges(module)
+        for inp in module.inputs:
+            inp.range = ranges.get(inp.value)
+        return module
 
 
 def _convert_arg(arg, env, where: str):

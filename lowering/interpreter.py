@@ -5,6 +5,11 @@ evaluated with vectorised tensor operations over index grids: each loop
 variable is an arange broadcast along its own dimension, index expressions
 become integer tensors, loads are gathers from the source's flat storage.
 It shares no code with the code generators.
+
+ATen ops (graph ops, extern nodes) run as the text names them, except on
+float64 operands, where an op without a float64 kernel runs through its
+stand-in in float64_equivalents.py: the float64 reference of `tirc replay`
+must exist for every op the compiler emits.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from ir_text import (
     to_torch,
     to_torch_arg,
 )
+
+from .float64_equivalents import NoFloat64Kernel, call_op
 
 _UNARY = {
     "neg": torch.neg,
@@ -165,7 +172,9 @@ class _Body:
             bad = (wrapped < 0) | (wrapped >= size)
             if bad.any():
                 index = int(idx[bad].flatten()[0])
-                raise IndexError(f"index {index} is out of bounds for a dimension of size {size}")
+                raise IndexError(
+                    f"index {index} is out of bounds for a dimension of size {size} (in {_op_name(self.node)})"
+                )
             self.grid[f"ind{self.indirect}"] = wrapped
             self.indirect += 1
             return idx
@@ -201,6 +210,13 @@ class _Body:
         return out
 
 
+def _op_name(node) -> str:
+    """The ATen op of a node and its source line, as the compiled programs'
+    errors name it (runtime.check_values): "aten.embedding.default at model.py:16"."""
+    origin = dict(node.attrs).get("origin", "an op")
+    return f"{origin} at {node.loc.file}:{node.loc.line}" if node.loc else origin
+
+
 def _eval_node(node, buffers: dict[int, torch.Tensor]) -> torch.Tensor:
     body = _Body(node, buffers)
     result = body.run()
@@ -210,13 +226,19 @@ def _eval_node(node, buffers: dict[int, torch.Tensor]) -> torch.Tensor:
     return buffer
 
 
+def _call(op, env: dict[int, torch.Tensor]):
+    """Run a graph op or extern node's ATen op on the values in `env`."""
+    args = [to_torch_arg(a, env) for a in op.args]
+    kwargs = {k: to_torch_arg(v, env) for k, v in op.kwargs}
+    try:
+        return call_op(op.target, resolve_target(op.target), args, kwargs)
+    except NoFloat64Kernel as err:  # located at the op, for the message
+        raise NoFloat64Kernel(str(err), op.pos) from err
+
+
 def _eval_extern(node, buffers: dict[int, torch.Tensor]) -> list[torch.Tensor]:
     """Call the ATen op and copy each result into its declared layout."""
-    overload = resolve_target(node.target)
-    args = [to_torch_arg(a, buffers) for a in node.args]
-    kwargs = {k: to_torch_arg(v, buffers) for k, v in node.kwargs}
-    result = overload(*args, **kwargs)
-    results = flat_tensors(result)
+    results = flat_tensors(_call(node, buffers))
     out = []
     for value, tensor in zip(node.results, results):
         t = value.type
@@ -230,11 +252,7 @@ def run_graph(module: Module, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
     """Eager PyTorch on a capture-stage graph."""
     env: dict[int, torch.Tensor] = {id(i.value): x for i, x in zip(module.inputs, inputs)}
     for op in module.graph:
-        overload = resolve_target(op.target)
-        args = [to_torch_arg(a, env) for a in op.args]
-        kwargs = {k: to_torch_arg(v, env) for k, v in op.kwargs}
-        result = overload(*args, **kwargs)
-        results = flat_tensors(result)
+        results = flat_tensors(_call(op, env))
         for value, tensor in zip(op.results, results):
             env[id(value)] = tensor
     _apply_updates(module, env, inputs)

@@ -62,8 +62,9 @@ class CompiledProgram:
 
     def _rebind(self, holder: _Holder) -> None:
         """A parameter or buffer replaced since the last call: the new tensor
-        is passed from now on (the generated code checks its layout, as any
-        input's), or a clear error when it is gone."""
+        is passed from now on (the generated code copies one of another
+        layout into the compiled one, as any input), or a clear error when
+        it is gone."""
         current = getattr(holder.owner, holder.attr, None)
         if not isinstance(current, torch.Tensor):
             raise TypeError(

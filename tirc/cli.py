@@ -13,7 +13,7 @@ import sys
 import warnings
 from pathlib import Path
 
-from ir_text import STAGES, TircError, parse, print_ir
+from ir_text import STAGES, TircError, parse, print_ir, printable
 from repro import diff_modules
 
 from . import commands
@@ -161,10 +161,12 @@ def main(argv: list[str] | None = None) -> int:
         stage = getattr(err, "tirc_pass", None)
         where = f" in pass {stage}" if stage else ""
         print(
-            f"tirc: internal error{where}: {type(err).__name__}: {text[0] if text else ''}"
-            " (set TIRC_TRACEBACK=1 for the traceback)",
+            printable(
+                f"tirc: internal error{where}: {type(err).__name__}: {text[0] if text else ''}"
+                " (set TIRC_TRACEBACK=1 for the traceback)"
+            ),
             file=sys.stderr,
         )
         for line in crash_report(err):
-            print(line, file=sys.stderr)
+            print(printable(line), file=sys.stderr)
         return EXIT_ERROR

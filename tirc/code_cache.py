@@ -8,6 +8,13 @@ temporary file and renamed into place, so a concurrent reader sees a whole
 entry or none. Lives beside the C++ cache under TIRC_CACHE_DIR; set
 TIRC_NO_CODE_CACHE=1 to always run the pipeline. Compiles that write dumps
 or stop early run the pipeline (the dumps are their point).
+
+An entry is untrusted input: it must be an object of the expected fields
+and format, its code and memplan text must match their sha256, and the code
+must be Python (compiled as a syntax check, never run here). A bad entry is
+dropped with one warning and compiled again. The memplan text is parsed only
+when asked for (a parse costs as much as the rest of a warm compile), so a
+text that does not parse is found then: `Compiled` drops and rebuilds it.
 """
 
 from __future__ import annotations
@@ -16,10 +23,9 @@ import functools
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 
-from codegen import cache_dir
+from codegen import cache_dir, cache_heal
 
 _PACKAGES = ("ir_text", "lowering", "scheduler", "codegen", "tirc")
 
@@ -45,21 +51,62 @@ def _path(capture_text: str) -> Path:
     return cache_dir() / "code" / key[:2] / f"{key}.json"
 
 
+# The layout of an entry; tirc's fingerprint in the key already keeps other
+# versions' entries apart, so this is checked, not keyed.
+ENTRY_FORMAT = 1
+_FIELDS = {"format": int, "code": str, "memplan": str, "code_sha256": str, "memplan_sha256": str}
+
+
 def lookup(capture_text: str) -> tuple[str, str] | None:
-    """(output_code.py, memplan text) compiled from this capture text before, or None."""
+    """(output_code.py, memplan text) compiled from this capture text
+    before, or None; a bad entry is dropped (one warning line) first."""
+    path = _path(capture_text)
     try:
-        entry = json.loads(_path(capture_text).read_text())
-        return entry["code"], entry["memplan"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # absent, or unreadable: compile again and overwrite
+        entry = cache_heal.read_json(path)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:
+        drop(capture_text, f"unreadable: {err}")
+        return None
+    problem = entry_problem(entry, str(path))
+    if problem is not None:
+        drop(capture_text, problem)
+        return None
+    return entry["code"], entry["memplan"]
+
+
+def entry_problem(entry, filename: str) -> str | None:
+    """What is wrong with a decoded entry, or None."""
+    problem = cache_heal.shape_problem(entry, _FIELDS, ENTRY_FORMAT)
+    if problem is not None:
+        return problem
+    for field in ("code", "memplan"):
+        if cache_heal.sha256_hex(entry[field]) != entry[f"{field}_sha256"]:
+            return f"its {field} does not match its sha256"
+    try:
+        compile(entry["code"], filename, "exec")
+    except (SyntaxError, ValueError) as err:  # ValueError: a null byte, before Python 3.12
+        return f"its code is not Python: {getattr(err, 'msg', err)}"
+    return None
+
+
+def drop(capture_text: str, reason: str) -> None:
+    """Remove the entry of `capture_text` (bad: `reason`), with one warning."""
+    cache_heal.drop_entry(reason, _path(capture_text))
 
 
 def store(capture_text: str, code: str, memplan: str) -> None:
     path = _path(capture_text)
+    entry = {
+        "format": ENTRY_FORMAT,
+        "code": code,
+        "memplan": memplan,
+        "code_sha256": cache_heal.sha256_hex(code),
+        "memplan_sha256": cache_heal.sha256_hex(memplan),
+    }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as tmp:
-            json.dump({"code": code, "memplan": memplan}, tmp)
-        os.replace(tmp.name, path)
+        cache_heal.sweep_stale_temps(path.parent)
+        cache_heal.write_atomic(path, json.dumps(entry))
     except OSError:
         pass  # a read-only or full cache costs speed, never a compile

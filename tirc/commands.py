@@ -9,7 +9,7 @@ from pathlib import Path
 import torch
 
 from codegen import random_input
-from ir_text import TircError, first_line, is_float, parse, print_ir, to_torch
+from ir_text import TircError, first_line, is_float, parse, print_ir, printable, to_torch
 from lowering import copy_with_layout, fallback_ops, interpret
 from repro import check_rerun, compile_args, recording
 from scheduler import extern_kernels
@@ -38,7 +38,7 @@ def header_inputs(module, path: str | None = None) -> list[torch.Tensor]:
             continue
         t = inp.value.type
         device = "cuda" if inp.device.startswith("cuda") else inp.device
-        inputs.append(random_input(t.shape, t.strides, to_torch(t.dtype), device, inp.seed))
+        inputs.append(random_input(t.shape, t.strides, to_torch(t.dtype), device, inp.seed, inp.range))
     return inputs
 
 
@@ -111,7 +111,7 @@ def _compile(args) -> int:
         module, options, dump, args.stop_after, capture_text=text, repro=repro, cache=True
     )
     check_rerun(dump, compile_args(args))
-    _summary(compiled, options, dump_dir if writer else None)
+    _summary(compiled, options, writer)
     if not args.check:
         return EXIT_OK
     return _check_program(module, compiled.load().call, program, state)
@@ -147,31 +147,36 @@ def _compile_dump(args, stages: set[str], dump_dir: str | None) -> int:
         raise err.located(args.source) from None
     # Read (and check) saved inputs before compiling: a missing file fails fast.
     inputs = header_inputs(module, args.source) if args.check or args.save_inputs else None
-    writer = DumpWriter(dump_dir, stages, module.source, options) if dump_dir else None
+    writer = DumpWriter(dump_dir, stages, module.source, options, keep=args.source) if dump_dir else None
     if writer is not None and args.save_inputs:
         writer.save_inputs(module.inputs, [serialize_input(t) for t in inputs])
     elif writer is not None and any(inp.sha256 for inp in module.inputs):
         # The later dumps name the same files: they go beside them, byte for byte.
         saved = [inp for inp in module.inputs if inp.sha256]
         writer.save_inputs(saved, [read_saved_input(args.source, inp) for inp in saved])
-    repro = Reproducers(Path(dump_dir or "."), read_text(args.source))
+    # A dump's reproducer goes to a dump directory: the one asked for, else the dump's own.
+    repro = Reproducers(Path(dump_dir) if dump_dir else Path(args.source).parent, read_text(args.source))
     dump = recording(options, writer)  # check_determinism: keeps every file to compare
     compiled = compile_module(module, options, dump, args.stop_after, repro=repro)
     check_rerun(dump, compile_args(args))
-    _summary(compiled, options, dump_dir if writer else None)
+    _summary(compiled, options, writer)
     if not args.check:
         return EXIT_OK
     return _check_dump(module, compiled.load().call, inputs)
 
 
-def _summary(compiled, options: Options, dump_dir: str | None) -> None:
+def _summary(compiled, options: Options, writer: DumpWriter | None) -> None:
     final = compiled.module
     externs = len(extern_kernels(final)) if final.kernels else 0
     kernels = len(final.kernels or ()) - externs
     calls = f", {externs} extern call(s)" if externs else ""
-    where = f"; dumps in {dump_dir}" if dump_dir else ""
+    where = ""
+    if writer is not None:
+        # --stop-after may stop before every stage --dump-after names.
+        where = f"; dumps in {writer.dir}" if writer.written else f"; no dumps written to {writer.dir}"
     print(
-        f"tirc: compiled {final.source} through {final.stage}"
+        # The source name is a dump's string: escaped, it cannot forge a line.
+        f"tirc: compiled {printable(final.source)} through {final.stage}"
         f" ({kernels} kernel(s){calls}, backend {options.backend}){where}",
         file=sys.stderr,
     )
@@ -188,7 +193,9 @@ def _check_dump(module, call, inputs: list[torch.Tensor]) -> int:
 
 def dump_mismatch(module, call, inputs: list[torch.Tensor]) -> Mismatch | None:
     """The first difference between the compiled code (`call`) and the
-    reference on the dump's inputs: outputs, then updated inputs."""
+    reference on the dump's inputs: outputs, then updated inputs. A float32
+    difference that only the float64 reference could judge, when that
+    cannot be computed, raises TircError (undecided: exit 2, not 1)."""
     expected_inputs, actual_inputs = _clone(inputs), _clone(inputs)
     expected = _reference(module, expected_inputs)
     actual = call(list(actual_inputs))
@@ -210,31 +217,49 @@ def _reference(module, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
         first = (str(err).strip().splitlines() or ["(no message)"])[0]
         message = f"{what} fails on the dump's inputs: {type(err).__name__}: {first}"
         if any(
-            inp.sha256 is None and inp.value.type.dtype != "b8" and not is_float(inp.value.type.dtype)
+            inp.sha256 is None
+            and inp.range is None
+            and inp.value.type.dtype != "b8"
+            and not is_float(inp.value.type.dtype)
             for inp in module.inputs
         ):
             message += (
-                "; its integer inputs are random values from the header's seeds (-8 to 8), which the"
-                " program may not accept (as indices, or as divisors after arithmetic): `tirc compile"
-                " --save-inputs` saves the real ones for replay"
+                "; its integer inputs without a `range` attribute are random values from the header's"
+                " seeds (-8 to 8), which the program may not accept (as indices, or as divisors after"
+                " arithmetic): `tirc compile --save-inputs` saves the real ones for replay, or give"
+                " the input a `range = [lo, hi]`"
             )
         raise TircError(message) from None
 
 
-def _float64_reference(module, inputs: list[torch.Tensor]):
+def _float64_reference(module, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
     """The dump's program run in float64 (every f32 of its text made f64), as
-    a reference for float32 outputs; None when that program does not run."""
-    text = print_ir(module)
+    a reference for float32 outputs. Ops without a float64 kernel run through
+    their float64 stand-ins (lowering.FLOAT64_EQUIVALENTS). When the program
+    still does not run, TircError says why (at the op without a float64
+    kernel, where that is the cause): no reference is no verdict."""
+    wide = None
     try:
-        wide = parse(re.sub(r"\bf32\b", "f64", text), "float64-reference")
+        wide = parse(re.sub(r"\bf32\b", "f64", print_ir(module)), "float64-reference")
         with torch.no_grad():
             outputs = interpret(
                 wide,
                 [copy_with_layout(x, torch.float64 if x.dtype == torch.float32 else None) for x in inputs],
             )
-    except Exception:
-        return None
+    except Exception as err:  # whatever the cause, a verdict cannot rest on it
+        line, col = _position_in(module, wide, getattr(err, "pos", None)) or (None, None)
+        message = f"the float64 reference could not be computed: {type(err).__name__}: {first_line(err)}"
+        raise TircError(message, line=line, col=col) from None
     return [o.double() if o.is_floating_point() else o for o in outputs]
+
+
+def _position_in(module, wide, pos):
+    """Where in `module`'s file the op of `wide` (its float64 copy, parsed
+    from printed text) at `pos` is: the op at the same place in its list."""
+    if wide is None or pos is None:
+        return None
+    ops = (lambda m: m.graph) if module.stage == "capture" else (lambda m: m.nodes)
+    return next((mine.pos for mine, theirs in zip(ops(module), ops(wide)) if theirs.pos == pos), None)
 
 
 def replay_command(args) -> int:
@@ -252,5 +277,6 @@ def _replay(args) -> int:
     except TircError as err:
         raise err.located(args.file) from None
     inputs = header_inputs(module, args.file)
-    compiled = compile_module(module, options, repro=Reproducers(Path("."), read_text(args.file)))
+    repro = Reproducers(Path(args.file).parent, read_text(args.file))  # beside the dump, never elsewhere
+    compiled = compile_module(module, options, repro=repro)
     return _check_dump(module, compiled.load().call, inputs)

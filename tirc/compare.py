@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import torch
 
+from ir_text import TircError
+
 # (rtol, atol) per dtype: loose enough for libm differences between backends.
 TOLERANCES = {
     torch.float16: (1e-3, 1e-3),
@@ -26,11 +28,16 @@ def compare_outputs(actual, expected, reference=None) -> Mismatch | None:
     """None when every output matches; otherwise the first mismatch, described.
 
     `reference`, when given, is a callable returning float64 results of the
-    same program (or None). A float32 output outside the elementwise tolerance
+    same program. A float32 output outside the elementwise tolerance
     still matches when it is about as close to the float64 result as the
     expected one is, as Inductor's accuracy checks use an fp64 reference: an
     ill-conditioned program (a deep model on seeded random weights) differs
     from eager in summation order alone, and that is not a miscompile.
+
+    The reference is asked for only when an output is outside the tolerance.
+    One that cannot be computed raises TircError: the verdict is then
+    undecided, raised as that error (exit 2) with the difference it was
+    needed for, never reported as a mismatch.
     """
     if len(actual) != len(expected):
         return Mismatch(-1, f"{len(actual)} outputs, expected {len(expected)}")
@@ -38,9 +45,9 @@ def compare_outputs(actual, expected, reference=None) -> Mismatch | None:
     for k, (a, e) in enumerate(zip(actual, expected)):
         problem = _compare(a, e)
         if problem and reference is not None and e.dtype == torch.float32:
-            wide = reference() if wide is _NOT_RUN else wide
-            # Without a float64 run (the program does not run in float64),
-            # the mismatch stands.
+            wide = _ask(reference, f"output {k}: {problem}") if wide is _NOT_RUN else wide
+            # A reference that returns None has no float64 form of the
+            # program to offer (tirc replay's raises instead): the mismatch stands.
             verdict = _against_float64(a, e, wide[k]) if wide else "no float64 run to compare with"
             if verdict is None:
                 continue
@@ -51,6 +58,17 @@ def compare_outputs(actual, expected, reference=None) -> Mismatch | None:
 
 
 _NOT_RUN = object()  # the float64 reference, before it is asked for
+
+
+def _ask(reference, problem: str):
+    """The float64 results; when they cannot be computed, the error says
+    which difference was left undecided."""
+    try:
+        return reference()
+    except TircError as err:
+        message = f"{err.message}; it was needed to judge {problem}: undecided, not a mismatch"
+        raise TircError(message, err.file, err.line, err.col) from None
+
 
 # How much further from the float64 result than the expected output an actual
 # output may be (root mean square errors), plus a floor relative to its scale.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from codegen import generate, load_output_code, tuning_target
-from ir_text import STAGES, Module, TircError, parse, print_ir
+from ir_text import STAGES, Module, TircError, named_ops, parse, print_ir
 from lowering import capture
 
 from . import code_cache
@@ -15,16 +15,22 @@ from .pipeline import Context, dump_name, prebuild_kernels, read_back, run_stage
 
 class Compiled:
     """The last stage reached and output_code.py (None when the pipeline
-    stopped early); from the code cache, the module is parsed when first used."""
+    stopped early); from the code cache, the module is parsed when first
+    used, and `rebuild(reason)` compiles it again when that text is bad."""
 
-    def __init__(self, module: Module | str, code: str | None):
+    def __init__(self, module: Module | str, code: str | None, rebuild=None):
         self._module = module
         self.code = code
+        self._rebuild = rebuild
 
     @property
     def module(self) -> Module:
         if isinstance(self._module, str):
-            self._module = parse(self._module, dump_name("memplan"))
+            try:
+                self._module = parse(self._module, "memplan")
+            except TircError as err:
+                fresh = self._rebuild(f"its memplan text does not parse: {err.format().splitlines()[0]}")
+                self._module, self.code = fresh.module, fresh.code
         return self._module
 
     def load(self):
@@ -76,7 +82,8 @@ def capture_program(fn, inputs, source: str, path: str | None, options: Options)
     module, lifted, spec = capture(fn, inputs, source, path, options.to_pairs())
     text = print_ir(module)
     try:
-        module = read_back(text, dump_name("capture"), Context(options))
+        # A traced program may call any ATen op; only text read from elsewhere is held to the allow-list.
+        module = read_back(text, dump_name("capture"), Context(options), named_ops(module))
     except TircError as err:
         raise err.located(dump_name("capture")) from None
     return module, text, lifted, spec
@@ -105,7 +112,12 @@ def compile_module(
         key = print_ir(module) + tuning_target(options.backend, options.device)
         hit = code_cache.lookup(key)
         if hit is not None:
-            return Compiled(hit[1], hit[0])
+
+            def rebuild(reason: str) -> Compiled:
+                code_cache.drop(key, reason)
+                return compile_module(module, options, capture_text=capture_text, repro=repro, cache=True)
+
+            return Compiled(hit[1], hit[0], rebuild)
     ctx = Context(options)
     if dump is not None and capture_text is not None and dump.wants("capture"):
         dump.write(dump_name("capture"), capture_text, "capture", module)

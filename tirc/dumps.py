@@ -9,12 +9,14 @@ import hashlib
 import io
 import json
 import os
+import re
+import sys
 import tempfile
 from pathlib import Path
 
 import torch
 
-from ir_text import Input, Module, storage_span
+from ir_text import Input, Module, TircError, storage_span
 from lowering import fallback_ops
 from scheduler import extern_kernels, peak_memory
 
@@ -67,20 +69,60 @@ def counts(module: Module) -> dict:
     return out
 
 
-class DumpWriter:
-    """Writes the requested stages' dumps and output_code.py, and the manifest."""
+# The files a compile writes into its dump directory, which an earlier
+# compile's may not outlive: a stale 05-memplan.tir beside a new 01-capture.tir
+# would replay another program without a word.
+_STAGE_FILE = re.compile(r"\d\d-[a-z]+\.tir")
+_OWN_FILES = ("manifest.json", "output_code.py")
 
-    def __init__(self, directory: str | os.PathLike, stages: set[str], source: str, options):
+
+class DumpWriter:
+    """Writes the requested stages' dumps and output_code.py, and the manifest.
+
+    Before its first file, it removes what an earlier compile left in the
+    directory (stage dumps, output_code.py, the manifest), except `keep`:
+    the dump being compiled, when it lies there. Saved inputs stay: they are
+    named by their sha256, so a stale one is never read for another."""
+
+    def __init__(
+        self, directory: str | os.PathLike, stages: set[str], source: str, options, keep: str | None = None
+    ):
         self.dir = Path(directory)
+        if self.dir.exists() and not self.dir.is_dir():
+            raise TircError(f"the dump directory '{self.dir}' exists and is not a directory")
         self.stages = stages
         self.entries: list[dict] = []
         self.source = source
         self.options = options
+        self._keep = Path(keep).resolve() if keep else None
+        self._cleared = False
 
     def wants(self, stage: str) -> bool:
         return stage in self.stages
 
+    @property
+    def written(self) -> bool:
+        return bool(self.entries)
+
+    def _clear_stale(self) -> None:
+        self._cleared = True
+        if not self.dir.is_dir():
+            return
+        stale = [
+            path
+            for path in sorted(self.dir.iterdir())
+            if (path.name in _OWN_FILES or _STAGE_FILE.fullmatch(path.name))
+            and path.is_file()
+            and path.resolve() != self._keep
+        ]
+        for path in stale:
+            path.unlink()
+        if stale:
+            print(f"tirc: removed {len(stale)} file(s) of an earlier compile from {self.dir}", file=sys.stderr)
+
     def write(self, filename: str, data: str | bytes, stage: str, module: Module | None = None) -> None:
+        if not self._cleared:
+            self._clear_stale()
         write_atomic(self.dir / filename, data)
         entry = {"stage": stage, "file": filename, "sha256": hashlib.sha256(_bytes(data)).hexdigest()}
         if module is not None:

@@ -4,7 +4,10 @@ torch-level ops; tirc captures it to core ATen and compiles it.
 Each graph Dynamo makes (one per graph break) is compiled on its own. Dynamo
 may describe the inputs with FakeTensors: tirc traces on real tensors, so a
 fake input is replaced by a seeded random tensor of its shape, strides and
-dtype (tracing does not depend on the values). tirc compiles static shapes:
+dtype (tracing does not depend on the values). Dynamo guards on strides: an
+input laid out otherwise (transposed, channels-last) makes it hand over the
+graph again, compiled for that layout (a compiled program given other
+strides would copy the input into its layout). tirc compiles static shapes:
 a graph with symbolic sizes (Dynamo's automatic dynamic shapes, after a call
 with new sizes) is compiled at its first call for each set of concrete sizes.
 A Python float that changed between calls reaches the graph as a 0-d tensor

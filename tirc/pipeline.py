@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from ir_text import STAGES, Module, TircError, parse, print_ir, verify
+from ir_text import STAGES, Module, TircError, named_ops, parse, print_ir, verify
 from codegen import prebuild, select_externs, tune_launches
 from lowering import lower
 from scheduler import check_facts, check_memplan, check_plan, fuse, plan_memory, schedule
@@ -91,16 +91,16 @@ def _check_devices(module: Module, device: str) -> None:
             )
 
 
-def read_back(text: str, filename: str, ctx: Context) -> Module:
+def read_back(text: str, filename: str, ctx: Context, trusted_ops: frozenset[str] = frozenset()) -> Module:
     """The checked module that a dump holding `text` (printed by tirc) reads
     as. Parsed without source positions, which costs half as much (a text
     that does not parse is parsed again with them by `parse` itself); only
     when a check fails is it parsed again with them, for the message."""
-    module = parse(text, filename, positions=False)
+    module = parse(text, filename, positions=False, trusted_ops=trusted_ops)
     try:
         return check_module(module, ctx)
     except TircError:
-        return check_module(parse(text, filename), ctx)
+        return check_module(parse(text, filename, trusted_ops=trusted_ops), ctx)
 
 
 def run_stages(
@@ -135,7 +135,8 @@ def _run_stage(stage: Stage, module: Module, ctx: Context, on_pass=None) -> tupl
         on_pass(stage.name, result)
     text = print_ir(result)
     try:
-        return read_back(text, dump_name(stage.name), ctx), text
+        # The pass's own output: its ops came from a checked module or a traced program.
+        return read_back(text, dump_name(stage.name), ctx, named_ops(result)), text
     except TircError as err:
         raise InternalError(
             f"the {stage.name} pass produced IR that does not verify: {err.located(dump_name(stage.name))}"

@@ -78,7 +78,7 @@ BAD_EDITS = {
             "  %2 = constant() {value = 9223372036854775808} : i64\n",
         ),
         "value = 9223372036854775808",
-        "outside the range of i64",
+        "9223372036854775808 is outside the range of int64",
     ),
     "index arithmetic overflowing int64": (
         (

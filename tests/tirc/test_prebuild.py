@@ -35,7 +35,9 @@ def _events(monkeypatch) -> list[str]:
     build, read_back = cache._Build, tirc.pipeline.read_back
     monkeypatch.setattr(cache, "_Build", lambda *a: events.append("g++") or build(*a))
     monkeypatch.setattr(
-        tirc.pipeline, "read_back", lambda text, name, ctx: events.append(name) or read_back(text, name, ctx)
+        tirc.pipeline,
+        "read_back",
+        lambda text, name, *rest: events.append(name) or read_back(text, name, *rest),
     )
     return events
 
@@ -123,4 +125,4 @@ def test_a_process_that_exits_before_loading_leaves_the_built_object(tmp_path):
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     left = sorted(p.suffix for p in cache_dir.rglob("*") if p.is_file())
-    assert left == [".lock", ".so"], left
+    assert left == [".json", ".lock", ".so"], left  # the object and its record (cache.py)

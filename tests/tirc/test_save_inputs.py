@@ -221,10 +221,11 @@ def get_inputs():
 
 
 def test_seeded_indices_the_program_refuses_are_one_error(cli, tmp_path):
-    """Without saved inputs, replay draws integers in -8..8 from the seeds:
-    gather refuses negative indices, which is said as such (exit 2, one
-    line naming --save-inputs), not as an internal error; with the real
-    inputs saved, the same dump replays."""
+    """Capture records the index range gather needs (`range = [0, 5]`), so
+    seeded replay draws valid indices; a dump without it (an old one, or an
+    edited one) draws integers in -8..8, which gather refuses: said as such
+    (exit 2, one line naming --save-inputs), not as an internal error; with
+    the real inputs saved, the same dump replays."""
     (tmp_path / "gather.py").write_text(GATHER)
     for out, extra in (("seeded", []), ("saved", ["--save-inputs"])):
         code, err = cli(
@@ -238,12 +239,18 @@ def test_seeded_indices_the_program_refuses_are_one_error(cli, tmp_path):
             *extra,
         )
         assert code == 0, err
-    code, err = cli("replay", tmp_path / "seeded" / "01-capture.tir")
+    seeded = tmp_path / "seeded" / "01-capture.tir"
+    code, err = cli("replay", seeded)
+    assert code == 0, err
+    text = seeded.read_text()
+    assert re.search(r"range = \[0, \d+\], ", text), text
+    seeded.write_text(re.sub(r"range = \[0, \d+\], ", "", text))
+    code, err = cli("replay", seeded)
     assert code == 2, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "internal error" not in err, err
     assert lines[0].startswith(
-        f"{tmp_path / 'seeded' / '01-capture.tir'}: error: eager PyTorch fails on the dump's inputs: RuntimeError: index"
+        f"{seeded}: error: eager PyTorch fails on the dump's inputs: RuntimeError: index"
     ), err
     assert "--save-inputs" in lines[0], err
     code, err = cli("replay", tmp_path / "saved" / "01-capture.tir")

@@ -193,21 +193,27 @@ static inline double tirc_copysign(double a, double b) { return __builtin_copysi
 // Values eager PyTorch raises on, recorded in the kernel's error slot for
 // the wrapper to raise after it (runtime.check_values): error[0] is 1 for an
 // index out of range (error[1] the index, error[2] the size) and 2 for an
-// integer division by zero. Any thread's error will do: relaxed stores, the
-// code last.
-static inline void tirc_error(int64_t* error, int64_t code, int64_t a, int64_t b) {
-  __atomic_store_n(&error[1], a, __ATOMIC_RELAXED);
-  __atomic_store_n(&error[2], b, __ATOMIC_RELAXED);
-  __atomic_store_n(&error[0], code, __ATOMIC_RELEASE);
+// integer division by zero; error[3] is the site of the op (its number in
+// the kernel's plan.sites), which the wrapper names. The first error claims
+// the slot (a compare-and-swap on the code, on the error path only), so
+// that its values come from one thread's check; the wrapper reads them once
+// the kernel's threads have joined.
+static inline void tirc_error(int64_t* error, int64_t code, int64_t a, int64_t b, int64_t site) {
+  int64_t none = 0;
+  if (__atomic_compare_exchange_n(&error[0], &none, code, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    __atomic_store_n(&error[1], a, __ATOMIC_RELAXED);
+    __atomic_store_n(&error[2], b, __ATOMIC_RELAXED);
+    __atomic_store_n(&error[3], site, __ATOMIC_RELAXED);
+  }
 }
 // An indirect index (a loaded integer) into a dimension of n: negatives
 // count from the end, as in Python, when `wrap` (a constant: the branch
 // folds). One still outside [0, n) is an error, read as 0 so that no load
 // leaves its buffer.
-static inline int64_t tirc_index(int64_t i, int64_t n, int wrap, int64_t* error) {
+static inline int64_t tirc_index(int64_t i, int64_t n, int wrap, int64_t* error, int64_t site) {
   int64_t w = wrap && i < 0 ? i + n : i;
   if (__builtin_expect((uint64_t)w >= (uint64_t)n, 0)) {
-    tirc_error(error, 1, i, n);
+    tirc_error(error, 1, i, n, site);
     return 0;
   }
   return w;
@@ -273,9 +279,9 @@ template <typename T> static inline T tirc_remainder(T a, T b) {
 }
 // Integers in a body: a divisor of 0 is an error (0 is the result), and -1 negates
 // with wrap-around (the minimum stays itself, as in PyTorch): neither traps.
-template <typename T> static inline T tirc_floordiv(T a, T b, int64_t* error) {
+template <typename T> static inline T tirc_floordiv(T a, T b, int64_t* error, int64_t site) {
   if (__builtin_expect(b == 0, 0)) {
-    tirc_error(error, 2, 0, 0);
+    tirc_error(error, 2, 0, 0, site);
     return 0;
   }
   return b == -1 ? (T)(0 - (uint64_t)a) : tirc_floordiv(a, b);
@@ -288,9 +294,9 @@ static inline double tirc_remainder(double a, double b) {
   double r = __builtin_fmod(a, b);
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
-template <typename T> static inline T tirc_remainder(T a, T b, int64_t* error) {
+template <typename T> static inline T tirc_remainder(T a, T b, int64_t* error, int64_t site) {
   if (__builtin_expect(b == 0, 0)) {
-    tirc_error(error, 2, 0, 0);
+    tirc_error(error, 2, 0, 0, site);
     return 0;
   }
   return b == -1 ? T(0) : tirc_remainder(a, b);
@@ -298,9 +304,9 @@ template <typename T> static inline T tirc_remainder(T a, T b, int64_t* error) {
 // C's fmod (the sign of the dividend): exact for floats.
 static inline float tirc_fmod(float a, float b) { return __builtin_fmodf(a, b); }
 static inline double tirc_fmod(double a, double b) { return __builtin_fmod(a, b); }
-template <typename T> static inline T tirc_fmod(T a, T b, int64_t* error) {
+template <typename T> static inline T tirc_fmod(T a, T b, int64_t* error, int64_t site) {
   if (__builtin_expect(b == 0, 0)) {
-    tirc_error(error, 2, 0, 0);
+    tirc_error(error, 2, 0, 0, site);
     return 0;
   }
   return b == -1 ? T(0) : T(a % b);
@@ -373,7 +379,7 @@ _empty = runtime.allocator("cpu")
 def call(args):
     """Run the compiled program on `args` (a list of input tensors)."""
     (x,) = args
-    runtime.assert_input(x, (7, 37), (37, 1), torch.float32, "x", "cpu")
+    x = runtime.checked_input(x, (7, 37), (37, 1), torch.float32, "x", "cpu")
     buf5 = _empty((7, 37), (37, 1), torch.float32)
     k0(x.data_ptr(), buf5.data_ptr())
     return (buf5,)

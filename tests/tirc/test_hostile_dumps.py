@@ -1,0 +1,155 @@
+"""Hostile dumps: a crafted .tir file must not write or create any file, or
+run anything, through `verify`, `fmt`, `replay`, `compile --check` or
+`reduce`. Each one is refused with one located error (exit 2, no traceback)
+before anything runs, or, for strings that only travel (a source name, a
+location), carried as inert text: escaped wherever tirc echoes or emits them.
+
+The dumps here are the attacks of a security review: ATen ops that open
+files or share memory with them (`from_file` with `shared=true`), in-place
+writes into inputs the dump does not declare as updated, ops that write
+where their schemas do not say, Python attributes named as ops, and code or
+terminal escapes smuggled through strings, locations and devices.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tirc.cli import main
+
+ERROR_LINE = re.compile(r"^\S+\.tir:\d+:\d+: error: \S")
+
+HEADER = """tirc 0.1 stage={stage} source="evil.py"
+options {{backend = "cpp", device = "cpu", fusion = true, fusion_bisect_limit = -1, max_fusion_size = 64}}
+input %x : f32[16] {{device = "cpu", seed = 0, strides = [1]}}
+input %y : f32[16] {{device = "cpu", seed = 1, strides = [1]}}
+
+"""
+
+
+def capture(*lines: str, result: str = "%1") -> str:
+    return HEADER.format(stage="capture") + "\n".join(lines) + f"\nreturn ({result})\n"
+
+
+def lower(*lines: str, result: str = "%buf0") -> str:
+    return HEADER.format(stage="lower") + "\n".join(lines) + f"\nreturn ({result})\n"
+
+
+ADD = "%1 = aten.add.Tensor(%0, %x) : f32[16]"
+
+# name -> (dump text, what the refusal says). `TARGET` is replaced by a path
+# inside the test's directory that must never come to exist.
+REFUSED_OPS = {
+    "from_file_shared": (
+        capture('%0 = aten.from_file.default("TARGET", true, 16) : f32[16]', ADD),
+        "aten.from_file.default",
+    ),
+    "from_file_filled_in_place": (
+        capture(
+            '%0 = aten.from_file.default("TARGET", true, 16) : f32[16]',
+            "%1 = aten.fill_.Scalar(%0, 7.0) : f32[16]",
+        ),
+        "aten.from_file.default",
+    ),
+    "from_file_as_extern": (
+        lower('%buf0 = extern aten.from_file.default("TARGET", true, 16) : f32[16] strides [1]'),
+        "aten.from_file.default",
+    ),
+    "fill_into_undeclared_input": (capture("%0 = aten.fill_.Scalar(%x, 1.0) : f32[16]", ADD), "aten.fill_"),
+    "copy_into_undeclared_input": (capture("%0 = aten.copy_.default(%x, %y) : f32[16]", ADD), "aten.copy_"),
+    "copy_from_writes_dst": (capture("%0 = aten._copy_from.default(%y, %x) : f32[16]", ADD), "_copy_from"),
+    "out_argument": (capture("%0 = aten.add.out(%x, %y) {out = %x} : f32[16]", ADD), "aten.add.out"),
+    "extern_copy_into_input": (
+        lower("%buf0 = extern aten.copy_.default(%x, %y) : f32[16] strides [1]"),
+        "aten.copy_",
+    ),
+    "print_to_stdout": (capture('%0 = aten._print.default("pwned") : f32[16]', ADD), "aten._print"),
+    "dunder_class_init": (capture("%0 = aten.__class__.__init__(%x) : f32[16]", ADD), "__class__"),
+    "dunder_namespace": (capture("%0 = __builtins__.open.default(%x) : f32[16]", ADD), "__builtins__"),
+    "global_generator": (capture("%0 = aten.randn.default([16]) : f32[16]", ADD), "aten.randn"),
+}
+
+COMMANDS = {
+    "verify": lambda path: ["verify", path],
+    "fmt": lambda path: ["fmt", "--check", path],
+    "replay": lambda path: ["replay", path],
+    "compile": lambda path: ["compile", path, "--check", "--dump-after=all", "--dump-dir", "out"],
+    "reduce": lambda path: ["reduce", path, "--until", "mismatch", "-o", "small.tir"],
+}
+
+
+def _run(tmp_path, monkeypatch, capsys, text: str, command: str) -> tuple[int, str]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TIRC_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "evil.tir").write_text(text.replace("TARGET", str(tmp_path / "target")))
+    status = main(COMMANDS[command]("evil.tir"))
+    return status, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@pytest.mark.parametrize("name", sorted(REFUSED_OPS))
+def test_a_dump_naming_an_impure_op_is_refused_before_anything_runs(
+    name, command, tmp_path, monkeypatch, capsys
+):
+    text, named = REFUSED_OPS[name]
+    status, err = _run(tmp_path, monkeypatch, capsys, text, command)
+    assert status == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and ERROR_LINE.match(lines[0]), err
+    assert named in lines[0] and "[rule: pure-ops]" in lines[0], err
+    assert "Traceback" not in err
+    # Nothing written: no target, no dumps, no reduced file, no reproducer.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["evil.tir"]
+
+
+def test_every_refused_op_is_refused_at_its_line(tmp_path, monkeypatch, capsys):
+    for name, (text, _) in sorted(REFUSED_OPS.items()):
+        status, err = _run(tmp_path, monkeypatch, capsys, text, "verify")
+        line = next(k for k, row in enumerate(text.splitlines(), 1) if row.startswith(("%0", "%buf0")))
+        assert status == 2 and f"evil.tir:{line}:" in err, (name, err)
+
+
+# ---- strings that travel: escaped wherever they are echoed or emitted
+
+# Quotes to close a string of generated code, a raw ESC (the grammar's
+# strings take any character but a newline, which is escaped as \n).
+INJECTED = '\\"\\"\\"); import os; os.mkdir(\\"PWNED\\") #\\n\x1b[2J\\nok: outputs match eager PyTorch'
+INJECTION_DUMPS = {
+    "source": HEADER.format(stage="capture").replace('source="evil.py"', f'source="{INJECTED}"')
+    + "%0 = aten.add.Tensor(%x, %y) : f32[16]\nreturn (%0)\n",
+    "loc": HEADER.format(stage="capture")
+    + f'%0 = aten.add.Tensor(%x, %y) : f32[16] loc("{INJECTED}":3)\nreturn (%0)\n',
+    "device_literal": HEADER.format(stage="capture")
+    + f'%0 = aten.ones.default([16]) {{device = device("{INJECTED}")}} : f32[16]\n'
+    + "%1 = aten.add.Tensor(%0, %x) : f32[16]\nreturn (%1)\n",
+    "input_device": HEADER.format(stage="capture").replace(
+        '{device = "cpu", seed = 0', f'{{device = "cuda:0{INJECTED}", seed = 0'
+    )
+    + "%0 = aten.add.Tensor(%x, %y) : f32[16]\nreturn (%0)\n",
+}
+
+
+@pytest.mark.parametrize("command", ["verify", "replay", "compile"])
+@pytest.mark.parametrize("name", sorted(INJECTION_DUMPS))
+def test_strings_from_a_dump_run_nothing_and_forge_no_output(name, command, tmp_path, monkeypatch, capsys):
+    status, err = _run(tmp_path, monkeypatch, capsys, INJECTION_DUMPS[name], command)
+    assert "Traceback" not in err
+    assert not (tmp_path / "PWNED").exists()
+    # No raw control characters reach the terminal, and no line of the
+    # dump's strings stands alone (a forged "ok: outputs match" line).
+    assert "\x1b" not in err
+    forged = [line for line in err.splitlines() if line.startswith("ok: outputs match eager PyTorch")]
+    assert len(forged) <= (1 if status == 0 else 0), err
+    if status != 0:
+        assert status == 2 and ERROR_LINE.match(err.strip().splitlines()[0]), err
+
+
+def test_a_source_name_with_code_compiles_to_inert_text(tmp_path, monkeypatch, capsys):
+    status, err = _run(tmp_path, monkeypatch, capsys, INJECTION_DUMPS["source"], "compile")
+    assert status == 0, err
+    code = (tmp_path / "out" / "output_code.py").read_text()
+    compile(code, "output_code.py", "exec")  # still one well-formed module
+    assert not (tmp_path / "PWNED").exists()
+    assert "ok: outputs match eager PyTorch" in err.splitlines()[-1]
