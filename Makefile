@@ -64,10 +64,10 @@ opinfo: $(STAMP)
 acceptance-repro: $(STAMP)
 	$(PY) tests/acceptance/repro.py
 
-# Replay of every dump (all stages) of the models, edge and example programs from the headers' seeds alone,
-# without --save-inputs; exits 1 if any replay of a correct compile fails (tens of minutes on 2 cores).
+# Replay of every dump (all stages) of every program of tests/acceptance/problems and examples/ from the
+# headers' seeds alone, without --save-inputs; exits 1 if any replay of a correct compile fails (5 minutes).
 acceptance-replay: $(STAMP)
-	$(PY) tests/acceptance/replay_corpus.py
+	TRITON_INTERPRET=1 $(PY) tests/acceptance/replay_corpus.py
 
 # Eager vs Inductor vs tirc (C++ backend) on the CPU suite: times, ratios, compile times;
 # prints the table and puts it in bench/RESULTS.md (minutes; run on an otherwise idle machine).

@@ -36,7 +36,9 @@ def resolve_target(target: str):
         return None
     ns, name, overload = parts
     if ns.startswith("__") or overload.startswith("__"):
-        return None  # Python's own attributes (`__class__.__init__.x`); op names may be dunders (`__lshift__`)
+        return (
+            None  # Python's own attributes (`__class__.__init__.x`); op names may be dunders (`__lshift__`)
+        )
     try:
         packet = getattr(getattr(torch.ops, ns), name)
         found = getattr(packet, overload)

@@ -18,16 +18,17 @@ class Compiled:
     stopped early); from the code cache, the module is parsed when first
     used, and `rebuild(reason)` compiles it again when that text is bad."""
 
-    def __init__(self, module: Module | str, code: str | None, rebuild=None):
+    def __init__(self, module: Module | str, code: str | None, rebuild=None, trusted_ops=frozenset()):
         self._module = module
         self.code = code
         self._rebuild = rebuild
+        self._trusted_ops = trusted_ops
 
     @property
     def module(self) -> Module:
         if isinstance(self._module, str):
             try:
-                self._module = parse(self._module, "memplan")
+                self._module = parse(self._module, "memplan", trusted_ops=self._trusted_ops)
             except TircError as err:
                 fresh = self._rebuild(f"its memplan text does not parse: {err.format().splitlines()[0]}")
                 self._module, self.code = fresh.module, fresh.code
@@ -117,7 +118,8 @@ def compile_module(
                 code_cache.drop(key, reason)
                 return compile_module(module, options, capture_text=capture_text, repro=repro, cache=True)
 
-            return Compiled(hit[1], hit[0], rebuild)
+            # The entry was compiled from this module: its ops (a traced program may call any) are vouched for.
+            return Compiled(hit[1], hit[0], rebuild, named_ops(module))
     ctx = Context(options)
     if dump is not None and capture_text is not None and dump.wants("capture"):
         dump.write(dump_name("capture"), capture_text, "capture", module)

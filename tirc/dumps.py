@@ -118,7 +118,9 @@ class DumpWriter:
         for path in stale:
             path.unlink()
         if stale:
-            print(f"tirc: removed {len(stale)} file(s) of an earlier compile from {self.dir}", file=sys.stderr)
+            print(
+                f"tirc: removed {len(stale)} file(s) of an earlier compile from {self.dir}", file=sys.stderr
+            )
 
     def write(self, filename: str, data: str | bytes, stage: str, module: Module | None = None) -> None:
         if not self._cleared:
