@@ -4,18 +4,23 @@ or a `.tir` dump (with the inputs `--save-inputs` saved beside it)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import io
+import logging
+import os
+import pickle
 import sys
 import traceback
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 import torch
 
-from ir_text import Input, Module, TircError, parse, to_torch
+from ir_text import Input, Module, TircError, first_line, parse, to_torch
 
 
 @dataclass
@@ -135,6 +140,48 @@ def load_python(path: str, entry: str | None = None) -> Program:
     return Program(fn, inputs, file.name, str(file))
 
 
+# torch.export.load unpickles a .pt2's pickled weights and constants with
+# weights_only=False, and plain pickle.loads for opaque objects: an
+# unpickler runs whatever the file names. A .pt2 file is untrusted input.
+_WEIGHTS_ONLY = "TORCH_FORCE_WEIGHTS_ONLY_LOAD"
+
+
+@contextlib.contextmanager
+def data_only_unpickling():
+    """torch.load reads tensors and plain data only (torch's weights-only
+    unpickler, forced over a caller's weights_only=False), and pickle's own
+    load/loads refuse, while the block runs."""
+
+    def refuse(*args, **kwargs):
+        raise pickle.UnpicklingError(
+            "tirc reads no pickled objects from a file (only tensors and plain data)"
+        )
+
+    saved = os.environ.get(_WEIGHTS_ONLY)
+    os.environ[_WEIGHTS_ONLY] = "1"
+    try:
+        with mock.patch.object(pickle, "loads", refuse), mock.patch.object(pickle, "load", refuse):
+            yield
+    finally:
+        if saved is None:
+            del os.environ[_WEIGHTS_ONLY]
+        else:
+            os.environ[_WEIGHTS_ONLY] = saved
+
+
+@contextlib.contextmanager
+def _quiet_export_log():
+    """torch.export.load logs a traceback when a file does not deserialize,
+    then raises; the one-line error that tirc makes of it says it all."""
+    logger = logging.getLogger("torch.export")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
 def load_exported(path: str) -> Program:
     """A `.pt2` file saved by torch.export.save, with the example inputs it keeps."""
     file = Path(path)
@@ -146,11 +193,13 @@ def load_exported(path: str) -> Program:
             # read-only buffers), which the user can do nothing about.
             warnings.simplefilter("ignore", FutureWarning)
             warnings.simplefilter("ignore", UserWarning)
-            ep = torch.export.load(str(file))
+            with data_only_unpickling(), _quiet_export_log():
+                ep = torch.export.load(str(file))
     except Exception as err:
-        text = str(err).strip().splitlines()
+        # The warnings torch points to are the log _quiet_export_log silenced.
+        text = first_line(err).replace(" Please check the warnings above for possible errors.", "")
         raise TircError(
-            f"cannot load it with torch.export.load: {type(err).__name__}: {text[0] if text else ''}", path
+            f"cannot load it with torch.export.load: {type(err).__name__}: {text}", path
         ) from None
     example = getattr(ep, "example_inputs", None)
     if example is None:

@@ -13,9 +13,15 @@ terminal escapes smuggled through strings, locations and devices.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
 
 import pytest
+import torch
 
 from tirc.cli import main
 
@@ -153,3 +159,75 @@ def test_a_source_name_with_code_compiles_to_inert_text(tmp_path, monkeypatch, c
     compile(code, "output_code.py", "exec")  # still one well-formed module
     assert not (tmp_path / "PWNED").exists()
     assert "ok: outputs match eager PyTorch" in err.splitlines()[-1]
+
+
+# ---- .pt2 files: their graphs are held to the allow-list, and nothing pickled runs
+
+
+class _Noisy(torch.nn.Module):
+    def forward(self, x):
+        return x + torch.randn(16) * 0
+
+
+def _rewritten(source: Path, target: Path, old: bytes, new: bytes) -> None:
+    """A copy of the zip archive `source` with `old` replaced by `new` in every member."""
+    with zipfile.ZipFile(source) as src, zipfile.ZipFile(target, "w") as dst:
+        for info in src.infolist():
+            dst.writestr(info, src.read(info).replace(old, new))
+
+
+def test_an_exported_graph_is_held_to_the_allow_list(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TIRC_CACHE_DIR", str(tmp_path / "cache"))
+    torch.export.save(torch.export.export(_Noisy(), (torch.randn(16),)), "noisy.pt2")
+    # A crafted file: the same graph calling from_file, with a path and shared storage.
+    _rewritten(
+        tmp_path / "noisy.pt2", tmp_path / "evil.pt2", b"aten.randn.default", b"aten.from_file.default"
+    )
+    for name, op in (("noisy.pt2", "aten.randn.default"), ("evil.pt2", None)):
+        for argv in (["compile", name, "--check"], ["compile", name, "--dump-after=all"]):
+            status = main(argv)
+            err = capsys.readouterr().err
+            assert status == 2 and "Traceback" not in err, err
+            assert len(err.strip().splitlines()) == 1, err
+            if op is not None:
+                assert op in err and "[rule: pure-ops]" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["evil.pt2", "noisy.pt2"]
+    # torch logs a traceback of its own when a file does not deserialize: not to the user.
+    proc = subprocess.run(
+        [sys.executable, "-m", "tirc", "compile", "evil.pt2", "--check"], capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+class _Payload:
+    """What a crafted pickle would smuggle: unpickling it creates a directory."""
+
+    def __init__(self, path: str):
+        self.path = path
+
+    def __reduce__(self):
+        return (os.mkdir, (self.path,))
+
+
+def test_loading_a_pt2_unpickles_no_code(tmp_path):
+    import io
+    import pickle
+
+    from tirc.sources import data_only_unpickling
+
+    payload = pickle.dumps(_Payload(str(tmp_path / "PWNED")))
+    buffer = io.BytesIO()
+    torch.save(_Payload(str(tmp_path / "PWNED2")), buffer)
+    with data_only_unpickling():
+        with pytest.raises(pickle.UnpicklingError):
+            pickle.loads(payload)
+        with pytest.raises(pickle.UnpicklingError):
+            torch.load(io.BytesIO(buffer.getvalue()), weights_only=False)  # as torch.export.load asks
+        tensor = torch.randn(3)
+        saved = io.BytesIO()
+        torch.save(tensor, saved)
+        assert torch.equal(torch.load(io.BytesIO(saved.getvalue()), weights_only=False), tensor)
+    assert not (tmp_path / "PWNED").exists() and not (tmp_path / "PWNED2").exists()
+    pickle.loads(pickle.dumps([1, 2]))  # restored afterwards
