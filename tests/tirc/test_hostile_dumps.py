@@ -231,3 +231,22 @@ def test_loading_a_pt2_unpickles_no_code(tmp_path):
         assert torch.equal(torch.load(io.BytesIO(saved.getvalue()), weights_only=False), tensor)
     assert not (tmp_path / "PWNED").exists() and not (tmp_path / "PWNED2").exists()
     pickle.loads(pickle.dumps([1, 2]))  # restored afterwards
+
+
+def test_a_memory_plan_cannot_reuse_an_input(tmp_path, monkeypatch, capsys):
+    """Kernels write only buffers the plan allocates: a plan that would put
+    a result into an input's storage (an in-place write the dump does not
+    declare with `update`) is refused."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TIRC_CACHE_DIR", str(tmp_path / "cache"))
+    source = Path(__file__).resolve().parents[2] / "examples" / "gelu_bias.py"
+    argv = ["compile", str(source), "--dump-after=memplan", "--dump-dir", "d", "--option", "fusion=false"]
+    assert main(argv) == 0
+    text = (tmp_path / "d" / "05-memplan.tir").read_text()
+    assert "  alloc %buf0\n" in text
+    (tmp_path / "evil.tir").write_text(text.replace("  alloc %buf0\n", "  reuse %x as %buf0\n"))
+    capsys.readouterr()
+    for command in ("verify", "replay"):
+        assert main([command, "evil.tir"]) == 2
+        err = capsys.readouterr().err
+        assert ERROR_LINE.match(err) and "[reuse-dead] %x is not a live buffer" in err, err
