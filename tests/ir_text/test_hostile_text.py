@@ -13,7 +13,7 @@ import pytest
 from tir_helpers import check_text, line_of, replace_once
 
 from ir_text import TircError, parse, print_ir
-from ir_text.parser import MAX_INDEX_DEPTH, MAX_INDEX_NODES, MAX_LIST_DEPTH, MAX_RANK
+from ir_text.text_bounds import MAX_INDEX_DEPTH, MAX_INDEX_NODES, MAX_LIST_DEPTH, MAX_RANK
 
 FILE = "hostile.tir"
 LOCATED = re.compile(r"^(?P<file>[^\n]+?):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>[^\n]+)$")
