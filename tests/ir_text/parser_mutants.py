@@ -171,6 +171,8 @@ def deep_index(rng, text, others):
             f"mod({inner}, 0) + floordiv({n}, 0)",
         )
     )
+    if len(grown) > MAX_GROWN:  # a product of 300 copies of a grown sum: megabytes
+        return deep_list(rng, text, others)
     return text[:start] + grown + text[end:]
 
 
