@@ -57,11 +57,6 @@ def _checked(op) -> bool:
     return op.result is not None and checked_op(op.op, op.result.type)
 
 
-def _site(node) -> tuple[str, str]:
-    where = f"{node.loc.file}:{node.loc.line}" if node.loc else ""
-    return dict(node.attrs).get("origin", "an op"), where
-
-
 @dataclass(frozen=True)
 class Store:
     target: str
@@ -129,8 +124,8 @@ class KernelPlan:
     launch: tuple[int, ...] | None = None
     # The ops whose values the kernel checks, by site (the `site` attribute
     # of a checked Compute, which the kernel records with an error): (ATen
-    # op, "file:line" or ""), so that the error names the op whose value
-    # was bad, not every op fused into the kernel.
+    # op, LoopNode.site), so that the error names the op whose value was
+    # bad, not every op fused into the kernel.
     sites: tuple[tuple[str, str], ...] = ()
 
     @property
@@ -334,7 +329,7 @@ def _plan_nest(module, kernel, name: str, nest, user_map, names, ids, aliased) -
         _schedule(statements, space),
         tuple(names[id(v)] for v in values),
         aliased,
-        sites=tuple(_site(n) for n in kernel_nodes if id(n) in sites),
+        sites=tuple((n.origin, n.site) for n in kernel_nodes if id(n) in sites),
     )
 
 

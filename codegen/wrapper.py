@@ -280,17 +280,8 @@ def _site_names(plan) -> str:
     """The ops whose values the kernel checks, by the site the kernel records
     with an error (plan.sites), as a tuple of Python strings for
     runtime.check_values: `("aten.embedding.default at model.py:16",)`."""
-    names = [f"{op} at {where}" if where else op for op, where in plan.sites]
-    return "(" + ", ".join(py_string(name) for name in names) + ("," if len(names) == 1 else "") + ")"
-
-
-def _python_range(value_range) -> str:
-    """An input's `range` as random_input's last argument in Python source
-    (`inf` is no Python name); nothing when it has none."""
-    if value_range is None:
-        return ""
-    bounds = [f'float("{v}")' if isinstance(v, float) and math.isinf(v) else repr(v) for v in value_range]
-    return f", ({', '.join(bounds)})"
+    names = [py_string(site) for _, site in plan.sites]
+    return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
 
 
 def _benchmark(module: Module, ids) -> list[str]:
@@ -299,7 +290,7 @@ def _benchmark(module: Module, ids) -> list[str]:
         t = inp.value.type
         specs.append(
             f"runtime.random_input({tuple(t.shape)}, {tuple(t.strides)}, {_torch_dtype(t.dtype)}, "
-            f'"{inp.device}", {inp.seed}{_python_range(inp.range)})'
+            f'"{inp.device}", {inp.seed}{"" if inp.range is None else ", " + _py_literal(inp.range, ids)})'
         )
     return [
         "def benchmark(repeat=100):",

@@ -13,8 +13,7 @@ from .graph_check import (
     shape_call,
     to_torch_arg,
 )
-from .op_policy import RULE as PURE_OPS_RULE
-from .op_policy import named_ops, op_refusal, pure_ops
+from .op_policy import check_text_ops, named_ops, op_refusal, pure_ops
 from .index import (
     eval_index,
     FloorDiv,
@@ -118,7 +117,7 @@ __all__ = [
     "simplify_index",
     "resolve_target",
     "named_ops",
-    "PURE_OPS_RULE",
+    "check_text_ops",
     "op_refusal",
     "pure_ops",
     "shape_call",

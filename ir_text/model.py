@@ -159,6 +159,17 @@ class LoopNode:
     def results(self) -> tuple[Value, ...]:
         return (self.result,)
 
+    @property
+    def origin(self) -> str:
+        """The ATen op the node was lowered from."""
+        return dict(self.attrs).get("origin", "an op")
+
+    @property
+    def site(self) -> str:
+        """The op and its source line, as runtime errors name them:
+        "aten.embedding.default at model.py:16"."""
+        return f"{self.origin} at {self.loc.file}:{self.loc.line}" if self.loc else self.origin
+
 
 @dataclass(eq=False)
 class ExternNode:

@@ -173,7 +173,7 @@ class _Body:
             if bad.any():
                 index = int(idx[bad].flatten()[0])
                 raise IndexError(
-                    f"index {index} is out of bounds for a dimension of size {size} (in {_op_name(self.node)})"
+                    f"index {index} is out of bounds for a dimension of size {size} (in {self.node.site})"
                 )
             self.grid[f"ind{self.indirect}"] = wrapped
             self.indirect += 1
@@ -208,13 +208,6 @@ class _Body:
             if k.startswith("i") and all(s == 1 for s in v.shape[rank:])
         }
         return out
-
-
-def _op_name(node) -> str:
-    """The ATen op of a node and its source line, as the compiled programs'
-    errors name it (runtime.check_values): "aten.embedding.default at model.py:16"."""
-    origin = dict(node.attrs).get("origin", "an op")
-    return f"{origin} at {node.loc.file}:{node.loc.line}" if node.loc else origin
 
 
 def _eval_node(node, buffers: dict[int, torch.Tensor]) -> torch.Tensor:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from codegen import generate, load_output_code, tuning_target
-from ir_text import PURE_OPS_RULE, STAGES, Module, TircError, named_ops, parse, print_ir
+from ir_text import STAGES, Module, TircError, check_text_ops, named_ops, parse, print_ir
 from lowering import capture
 
 from . import code_cache
@@ -85,15 +85,16 @@ def capture_program(fn, inputs, source: str, path: str | None, options: Options)
     module, lifted, spec = capture(fn, inputs, source, path, options.to_pairs())
     text = print_ir(module)
     # A traced Python program may call any ATen op (running it called them
-    # already); an exported program is a file's graph, untrusted as a dump is.
-    exported = isinstance(fn, torch.export.ExportedProgram)
-    trusted = frozenset() if exported else named_ops(module)
-    try:
-        module = read_back(text, dump_name("capture"), Context(options), trusted)
-    except TircError as err:
-        if exported and err.message.endswith(f"[rule: {PURE_OPS_RULE}]"):
-            # The user's file is to blame, not a dump they never saw.
+    # already); an exported program is a file's graph, untrusted as a dump is:
+    # held to the allow-list here, where the error blames the user's file.
+    if isinstance(fn, torch.export.ExportedProgram):
+        try:
+            check_text_ops(module)
+        except TircError as err:
             raise TircError(f"the exported program's graph: {err.message}") from None
+    try:
+        module = read_back(text, dump_name("capture"), Context(options), named_ops(module))
+    except TircError as err:
         raise err.located(dump_name("capture")) from None
     return module, text, lifted, spec
 
