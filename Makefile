@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro acceptance-replay fuzz fuzz-parser opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-layouts bench-gpu-limits test-gpu
+.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro acceptance-replay fuzz fuzz-parser opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-layouts bench-gpu-limits bench-gpu-models bench-cpu-models test-gpu
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -89,6 +89,14 @@ bench-gpu-layouts: $(STAMP)
 # What a hand-written row copy, layer norm and cross-entropy reach at bench-gpu's sizes.
 bench-gpu-limits: $(STAMP)
 	$(PY) bench/gpu_limits.py --write bench/RESULTS.md
+
+# Eager vs Inductor vs tirc on model blocks and whole CNNs (bench/model_zoo.py), f32 and bf16 (about 8 minutes).
+bench-gpu-models: $(STAMP)
+	$(PY) bench/models.py --device cuda --write bench/RESULTS.md
+
+# The same models at CPU sizes, C++ backend, f32 (about 10 minutes on 2 cores; keep the machine idle).
+bench-cpu-models: $(STAMP)
+	$(PY) bench/models.py --device cpu --write bench/RESULTS.md
 
 test-gpu: $(STAMP)
 	$(PY) tests/gpu/run_all.py

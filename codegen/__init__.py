@@ -5,6 +5,7 @@ from . import cache_heal
 from .extern_select import select_externs
 from .loader import load_output_code
 from .runtime import random_input
+from .splits import split_reductions, split_rule
 from .triton_tune import tune_launches
 from .tuning import tuning_target
 from .wrapper import generate, prebuild
@@ -17,6 +18,8 @@ __all__ = [
     "prebuild",
     "random_input",
     "select_externs",
+    "split_reductions",
+    "split_rule",
     "tune_launches",
     "tuning_target",
 ]

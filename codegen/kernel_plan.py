@@ -122,6 +122,9 @@ class KernelPlan:
     # The kernel's `triton_config` attribute: [XBLOCK, RBLOCK (0: none),
     # num_warps, num_stages], pinned by the tuner or by hand; None: heuristic.
     launch: tuple[int, ...] | None = None
+    # The kernel's `split` attribute: chunks per row of a reduction over few
+    # long rows, run as two kernels (triton_split.py); None: not split.
+    split: int | None = None
     # The ops whose values the kernel checks, by site (the `site` attribute
     # of a checked Compute, which the kernel records with an error): (ATen
     # op, LoopNode.site), so that the error names the op whose value was
@@ -219,7 +222,8 @@ def identifiers(names: dict[int, str]) -> dict[int, str]:
 
 
 def module_plans(module: Module) -> list[tuple[object, KernelPlan]]:
-    """(kernel, plan) of every kernel of a memplan-stage module but extern calls."""
+    """(kernel, plan) of every kernel of a fusion- or memplan-stage module but
+    extern calls (a fusion-stage module has no memory plan: nothing in place)."""
     names = value_names(module)
     ids = identifiers(names)
     user_map = users(module)
@@ -291,8 +295,9 @@ def plan_kernel(
     nests = kernel.loop_nests()
     if len(nests) == 1:
         plan = _plan_nest(module, kernel, name, None, user_map, names, ids, aliased)
-        pinned = dict(kernel.attrs).get("triton_config")
-        return plan if pinned is None else replace(plan, launch=tuple(pinned))
+        attrs = dict(kernel.attrs)
+        pinned = attrs.get("triton_config")
+        return replace(plan, launch=None if pinned is None else tuple(pinned), split=attrs.get("split"))
     plans = tuple(
         _plan_nest(module, kernel, f"{name}_{j}", nest, user_map, names, ids, aliased)
         for j, nest in enumerate(nests)
@@ -513,7 +518,7 @@ def in_place_pairs(module: Module) -> dict[str, frozenset]:
     """Per launched kernel, the buffers it reads and writes in the same storage
     (a reuse line just before the launch that reads the old buffer)."""
     out: dict[str, set] = {}
-    for k, line in enumerate(module.wrapper):
+    for k, line in enumerate(module.wrapper or ()):
         if line.op == "reuse" and reads_next(module.wrapper, k, line.operands[0]):
             call = next(x for x in module.wrapper[k + 1 :] if x.op in ("launch", "extern"))
             out.setdefault(call.kernel.name, set()).update((id(line.operands[0]), id(line.results[0])))

@@ -15,9 +15,11 @@
   the max's pass (online softmax, triton_online.py).
 - outer reduction: a looped reduction over a strided dimension (a column
   sum), tiled wide along the contiguous rows.
-- split reduction (a one-pass reduction into few long rows, triton_split.py):
-  a first kernel reduces one chunk of a row per program into a workspace of
-  partials, a second combines each row's partials and runs the epilogue.
+- split reduction (a kernel with a `split = N` attribute, which the fusion
+  stage writes on a one-pass reduction into few long rows, triton_split.py):
+  a first kernel reduces one of the N chunks of a row per program into a
+  workspace of partials, a second combines each row's partials and runs
+  the epilogue.
 - scan: a 2-D tile of rows (every element but the scanned dimension) by RBLOCK
   positions along it; each chunk is scanned with tl.cumsum/tl.cumprod and the
   running total is carried to the next chunk.
@@ -49,7 +51,7 @@ import sympy
 from ir_text import index_var
 
 from . import triton_configs, triton_online, triton_split, triton_tiling
-from .kernel_plan import KernelPlan, Load, Loop, Scan
+from .kernel_plan import KernelPlan, Load, Loop, Scan, Store
 from .triton_body import (
     SUPPORTED_OPS,
     TL_TYPES,
@@ -75,6 +77,7 @@ __all__ = [
     "launch_call",
     "launch_config",
     "render_kernel",
+    "split_count",
 ]
 
 _CUMULATIVE = {"sum": "tl.cumsum", "prod": "tl.cumprod"}
@@ -93,7 +96,7 @@ def render_kernel(plan: KernelPlan) -> str:
     elif kind == "pointwise":
         lines = _pointwise_kernel(kernel)
     elif kind == "tiled":
-        lines = _tiled_kernel(kernel, triton_tiling.default(plan))
+        lines = triton_tiling.render(kernel, triton_tiling.default(plan))
     else:
         lines = _reduction_kernel(kernel, persistent=kind == "persistent")
     return "\n".join(lines)
@@ -109,33 +112,6 @@ def _pointwise_kernel(kernel: Kernel) -> list[str]:
     tile = Tile("[XBLOCK]", "xmask", (names(variables),), _row_major(variables))
     lines = kernel.header(["xnumel"], ["XBLOCK"]) + kernel.xindex("")
     lines += unflatten("xindex", variables, "    ")
-    lines += ["    " + kernel.statement(s, tile) for s in kernel.plan.statements]
-    return lines
-
-
-def _tiled_kernel(kernel: Kernel, tiling: triton_tiling.Tiling) -> list[str]:
-    """YBLOCK x XBLOCK tiles: `x` varies along the tile's second axis, the
-    y variables (unflattened from `yindex`) along its first; the programs
-    walk the x tiles of a y band in turn (a 1-D grid: no 65535-program
-    limit on y)."""
-    x = [tiling.x] if tiling.x else []
-    tile = Tile("[YBLOCK, XBLOCK]", "mask", (names(tiling.y), names(x)))
-    pid = "tl.program_id(0)" if kernel.index_type == "tl.int32" else "tl.program_id(0).to(tl.int64)"
-    xmask = "tl.full([1, XBLOCK], 1, tl.int1)" if kernel.full_x else "xindex < xnumel"
-    # A tiled launch's rnumel is the y extent: full_r says YBLOCK tiles it exactly.
-    ymask = "tl.full([YBLOCK, 1], 1, tl.int1)" if kernel.full_r else "yindex < ynumel"
-    lines = kernel.header(["xnumel", "ynumel"], ["XBLOCK", "YBLOCK"])
-    lines += [
-        f"    pid = {pid}",
-        "    xprograms = tl.cdiv(xnumel, XBLOCK)",
-        "    yindex = (pid // xprograms) * YBLOCK + tl.arange(0, YBLOCK)[:, None]",
-        "    xindex = (pid % xprograms) * XBLOCK + tl.arange(0, XBLOCK)[None, :]",
-        f"    ymask = {ymask}",
-        f"    xmask = {xmask}",
-        "    mask = ymask & xmask",
-    ]
-    lines += [f"    {name} = xindex" for name, _ in x]
-    lines += unflatten("yindex", list(tiling.y), "    ")
     lines += ["    " + kernel.statement(s, tile) for s in kernel.plan.statements]
     return lines
 
@@ -156,7 +132,7 @@ def _reduction_kernel(kernel: Kernel, persistent: bool) -> list[str]:
     computed once. Otherwise each pass is a loop over the r-variables, RBLOCK
     at a time."""
     plan = kernel.plan
-    outputs = [(f"i{k}", s) for k, s in enumerate(plan.ranges)]
+    outputs = _storage_order(plan, [(f"i{k}", s) for k, s in enumerate(plan.ranges)])
     reduced = [(f"r{k}", s) for k, s in enumerate(plan.reduction)]
     loop = Tile("[XBLOCK, RBLOCK]", "mask", (names(outputs), names(reduced)))
     column = Tile("[XBLOCK, 1]", "xmask", (names(outputs),))
@@ -178,6 +154,26 @@ def _reduction_kernel(kernel: Kernel, persistent: bool) -> list[str]:
         if step is not None:
             lines.append("    " + kernel.statement(step, column))
     return lines
+
+
+def _storage_order(plan: KernelPlan, variables: list) -> list:
+    """The row variables in the order xindex flattens them (the last varies
+    fastest across lanes): by decreasing stride in the kernel's stores, so
+    that the rows of a channels-last result (a max pool's windows over an
+    NHWC map) are its channels, contiguous, and not its columns, C apart.
+    As Inductor orders loops by stride. Plan order where the stores do not
+    tell (no store, an index not linear in a variable)."""
+    stores = [s for s in plan.statements if isinstance(s, Store)]
+    if not stores:
+        return variables
+    strides = {}
+    for name, size in variables:
+        coeffs = [sympy.sympify(s.index).coeff(index_var(name)) for s in stores]
+        if not all(c.is_Integer for c in coeffs):
+            return variables
+        # A variable of one value moves nothing: it stays outermost.
+        strides[name] = min(abs(int(c)) for c in coeffs) if size > 1 else float("inf")
+    return sorted(variables, key=lambda v: -strides[v[0]])
 
 
 def _scan_kernel(kernel: Kernel, scan: Scan) -> list[str]:
@@ -246,22 +242,39 @@ def candidate_configs(plan: KernelPlan) -> LaunchConfig:
     scan = _scan_statement(plan)
     if plan.loops:
         xnumel, rnumel = prod(plan.ranges), prod(plan.reduction)
-        if _outer(plan):
-            config = triton_configs.outer(xnumel, rnumel)
-        elif triton_configs.persistent_fits(rnumel):
+        if plan.split is not None:
+            if not triton_split.splittable(plan):
+                raise ValueError(f"kernel {plan.name}: split = {plan.split} on a plan that cannot be split")
+            return triton_configs.split(_streamed(plan, xnumel, rnumel), plan.split)
+        if not _outer(plan) and triton_configs.persistent_fits(rnumel):
             return triton_configs.persistent(xnumel, rnumel)
-        else:
-            config = triton_configs.looped(xnumel, rnumel)
-        if triton_configs.splits(xnumel, rnumel) and triton_split.splittable(plan):
-            return triton_configs.split(config)
-        return config
+        return _streamed(plan, xnumel, rnumel)
     if scan is not None:
         rnumel = plan.ranges[scan.dim]
         return triton_configs.scan(prod(s for k, s in enumerate(plan.ranges) if k != scan.dim), rnumel)
     tiling = triton_tiling.choose(plan)
     if tiling is not None:
-        return triton_configs.tiled(tiling.xnumel, tiling.ynumel)
+        return triton_tiling.launch(tiling)
     return triton_configs.pointwise(prod(plan.ranges))
+
+
+def _streamed(plan: KernelPlan, xnumel: int, rnumel: int) -> LaunchConfig:
+    """The launch of a reduction that loops over its rows: outer or looped."""
+    if _outer(plan):
+        return triton_configs.outer(xnumel, rnumel)
+    return triton_configs.looped(xnumel, rnumel)
+
+
+def split_count(plan: KernelPlan) -> int | None:
+    """The heuristic's chunks per row for a one-pass reduction into few long
+    rows (written at the fusion stage as the kernel's `split` attribute,
+    codegen/splits.py), or None: not worth splitting, or not splittable."""
+    if not plan.loops or plan.launch is not None:
+        return None
+    xnumel, rnumel = prod(plan.ranges), prod(plan.reduction)
+    if not (triton_configs.splits(xnumel, rnumel) and triton_split.splittable(plan)):
+        return None
+    return triton_configs.split_count(_streamed(plan, xnumel, rnumel))
 
 
 def _outer(plan: KernelPlan) -> bool:
@@ -295,4 +308,4 @@ def launch_call(plan: KernelPlan, args: list[str], device: str) -> list[str]:
         return triton_split.launch_lines(plan, config, args, device)
     args = args + [str(config.xnumel)] + ([] if config.rnumel is None else [str(config.rnumel)])
     chosen = config.configs[0]
-    return [f"{plan.name}[{config.grid(chosen)}]({', '.join(args)}, {launch_meta(plan, chosen)})"]
+    return [f"_launch({plan.name}, {config.grid(chosen)}, ({', '.join(args)},), {launch_meta(plan, chosen)})"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import sympy
 import torch
 
-from ir_text import FloorDiv, IndexStyle, Mod, render_index, to_torch
+from ir_text import FloorDiv, IndexStyle, Mod, index_var, render_index, to_torch
 
 from . import triton_online
 from .kernel_plan import Compute, KernelPlan, Load, Loop, Reduce, Store
@@ -229,6 +229,26 @@ class Tile:
     mask: str
     axes: tuple[frozenset[str], ...]
     flat: object = None  # the index that `xindex` equals, if any
+    # A tiled pointwise kernel's tile, on which a value keeps size 1 along an
+    # axis it does not vary along (a per-channel parameter is [YBLOCK, 1]):
+    # each axis's block and mask, and its variables (the fastest last) whose
+    # row-major flat index its `yindex` / `xindex` is. Empty elsewhere.
+    blocks: tuple[str, ...] = ()
+    masks: tuple[str, ...] = ()
+    flats: tuple[tuple[tuple[tuple[str, int], ...], str], ...] = ()
+
+    def span_shape(self, span: frozenset[int]) -> str:
+        return "[" + ", ".join(b if k in span else "1" for k, b in enumerate(self.blocks)) + "]"
+
+    def span_mask(self, span: frozenset[int]) -> str | None:
+        """The mask of the lanes of a value varying along `span` (None: no axis)."""
+        if len(span) == len(self.blocks):
+            return self.mask
+        return " & ".join(self.masks[k] for k in sorted(span)) or None
+
+    def span(self, variables) -> frozenset[int]:
+        """The axes along which some of the variables vary."""
+        return frozenset(k for k, axis in enumerate(self.axes) if axis & set(variables))
 
 
 class Kernel:
@@ -251,6 +271,7 @@ class Kernel:
             if isinstance(stmt, Compute) and stmt.op == "constant":
                 self.constants[stmt.var] = dict(stmt.attrs)["value"]
         self.index_type = "tl.int64" if self._largest_index() >= 2**31 else "tl.int32"
+        self.spans: dict[str, frozenset[int]] = {}  # value -> the tile axes it varies along
         # Whether every config's blocks tile the rows (and the reduction) exactly.
         self.full_x = all(config.xnumel % c.xblock == 0 for c in config.configs)
         self.full_r = config.rnumel is not None and all(
@@ -301,12 +322,65 @@ class Kernel:
         ]
 
     def statement(self, stmt, tile: Tile) -> str:
+        if tile.blocks:
+            return self.spanned_statement(stmt, tile)
         if isinstance(stmt, Load):
             where = f"p_{stmt.source} + {self.offset(stmt.index, tile)}, {tile.mask}, other=0"
             return f"{stmt.var} = tl.load({where}{self.eviction(stmt, tile)})"
         if isinstance(stmt, Store):
             return f"tl.store(p_{stmt.target} + {self.offset(stmt.index, tile)}, {stmt.var}, {tile.mask})"
         return f"{stmt.var} = {self.expr(stmt, tile)}"
+
+    def spanned_statement(self, stmt, tile: Tile) -> str:
+        """A statement on a tile whose values keep only the axes they vary
+        along (Tile.blocks): a load that does not depend on an axis is one
+        load per row or column of the tile ([YBLOCK, 1], [1, XBLOCK]) and
+        the values computed from it stay that shape until they meet another
+        (Triton broadcasts them there), as Inductor's tiled kernels load a
+        per-channel parameter. Constants are [1, 1]."""
+        if isinstance(stmt, Store):
+            # Pointer, value and mask broadcast together to the store's full tile.
+            return f"tl.store(p_{stmt.target} + {self.spanned_offset(stmt.index, tile)}, {stmt.var}, {tile.mask})"
+        if isinstance(stmt, Load):
+            span = self._index_span(stmt.index, tile)
+            mask = tile.span_mask(span)
+            where = f"p_{stmt.source} + {self.spanned_offset(stmt.index, tile, span)}"
+            where += f", {mask}, other=0" if mask else ""
+        elif stmt.op == "constant":
+            span = frozenset()
+            where = full(tile.span_shape(span), dict(stmt.attrs)["value"], stmt.dtype)
+        elif stmt.op == "index":
+            index = dict(stmt.attrs)["index"]
+            span = self._index_span(index, tile)
+            where = f"tl.zeros({tile.span_shape(span)}, tl.int64) + ({self.index(index)})"
+        else:
+            # An indirect index is checked under the full mask: it has the full tile's shape.
+            every = frozenset(range(len(tile.axes)))
+            span = every if stmt.op == "indirect" else frozenset().union(*(self.spans[a] for a in stmt.args))
+            where = self.expr(stmt, tile)
+        self.spans[stmt.var] = span
+        return f"{stmt.var} = tl.load({where})" if isinstance(stmt, Load) else f"{stmt.var} = {where}"
+
+    def _index_span(self, expr, tile: Tile) -> frozenset[int]:
+        """The axes an index varies along; one through an indirect index (a
+        loaded value of the tile's shape) varies along all."""
+        names = {s.name for s in sympy.sympify(expr).free_symbols}
+        if any(n.startswith("ind") for n in names):
+            return frozenset(range(len(tile.axes)))
+        return tile.span(names)
+
+    def spanned_offset(self, expr, tile: Tile, span: frozenset[int] | None = None) -> str:
+        """Offsets of the shape of the axes the index varies along (all but
+        an index of no loop variable, made [1, 1]); an axis whose variables
+        the index reads at a stride of a constant times their flat index
+        uses the axis's `yindex` or `xindex` instead of its variables."""
+        expr = sympy.sympify(expr)
+        for variables, flat_name in tile.flats:
+            expr = _through_flat(expr, variables, flat_name)
+        text = self.index(expr)
+        if span is not None and not span:
+            return f"(tl.zeros([{', '.join('1' for _ in tile.blocks)}], {self.index_type}) + {text})"
+        return f"({text})"
 
     def eviction(self, stmt: Load, tile: Tile) -> str:
         """A cache hint for a reduction's per-element loads (as Inductor's): an
@@ -366,6 +440,28 @@ class Kernel:
         if any(n.startswith("ind") for n in names) or all(names & axis for axis in tile.axes):
             return f"({text})"
         return f"(tl.zeros({tile.shape}, {self.index_type}) + {text})"
+
+
+def _through_flat(expr, variables, flat_name: str):
+    """`expr` with `c * flat(variables)` replaced by `c * flat_name` where
+    that leaves none of the variables (`16*i1 + i3 + 4*i2` with i2, i3 of
+    extents (4, 4): `16*i1 + xindex`): no // and % to recover them."""
+    if not variables:
+        return expr
+    by_name = {s.name: s for s in expr.free_symbols}
+    if variables[-1][0] not in by_name:
+        return expr
+    flat, step = sympy.Integer(0), 1
+    for name, size in reversed(variables):
+        flat += step * by_name.get(name, index_var(name))
+        step *= size
+    coefficient = sympy.expand(expr).coeff(by_name[variables[-1][0]])
+    if not coefficient.is_Integer or coefficient == 0:
+        return expr
+    rest = sympy.expand(expr - coefficient * flat)
+    if {s.name for s in rest.free_symbols} & {name for name, _ in variables}:
+        return expr
+    return rest + coefficient * index_var(flat_name)
 
 
 def _nonnegative(expr) -> bool:

@@ -25,13 +25,15 @@ PERSISTENT_TILE = 4096  # rows of a persistent block: about this many elements
 # A reduction into fewer rows than SPLIT_MAX_ROWS, each of at least
 # SPLIT_MIN_RNUMEL elements, would leave most SMs idle with a program per row:
 # each row is split into chunks reduced by programs of their own, and a second
-# kernel combines the partials (triton_split.py).
+# kernel combines the partials (triton_split.py). The scheduler keeps such a
+# reduction's kernel one pass (codegen.split_rule gives it these thresholds).
 SPLIT_MAX_ROWS = 64
 SPLIT_MIN_RNUMEL = 2**16
 # Programs of a split reduction's first kernel, over all rows: about two per
 # SM of an H100 or H200 (132 SMs), as Inductor aims at a couple of waves.
 SPLIT_PROGRAMS = 256
 SPLIT_MIN_CHUNK = 8192  # elements a program reduces at least: fewer, and launching costs more than reading
+SPLIT_MAX_COUNT = 65535  # chunks per row: the launch grid's second dimension, as CUDA allows
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,25 @@ def tiled(xnumel: int, ynumel: int) -> LaunchConfig:
     return LaunchConfig("tiled", xnumel, ynumel, _distinct(configs))
 
 
+def rows(xnumel: int, ynumel: int) -> LaunchConfig:
+    """A pointwise kernel on rows (triton_tiling.py): XBLOCK along the
+    contiguous row, the widest power of two (up to a 1-D block's) whose
+    last block of a row leaves at most 1/8 of its lanes idle; YBLOCK rows
+    fill a block of XBLOCK_MAX elements. The alternatives hold more rows."""
+    xblock = power_of_two(xnumel, XBLOCK_MAX)
+    while xblock > 1 and (-(-xnumel // xblock) * xblock - xnumel) * 8 > xnumel:
+        xblock //= 2
+    configs = []
+    for tile, warps in ((XBLOCK_MAX, 4), (2048, 8), (4096, 8)):
+        yblock = power_of_two(ynumel, max(1, tile // xblock))
+        configs.append(
+            Config(xblock, yblock, min(warps, _warps(xblock * yblock, per_thread=8)), second="YBLOCK")
+        )
+        if xnumel * ynumel < 2**22:
+            break  # alternatives only for large streams, as pointwise's
+    return LaunchConfig("tiled", xnumel, ynumel, _distinct(configs))
+
+
 def persistent_fits(rnumel: int) -> bool:
     return power_of_two(rnumel, PERSISTENT_MAX * 2) <= PERSISTENT_MAX
 
@@ -216,24 +237,44 @@ def splits(xnumel: int, rnumel: int) -> bool:
     return 0 < xnumel < SPLIT_MAX_ROWS and rnumel >= SPLIT_MIN_RNUMEL
 
 
-def split(base: LaunchConfig) -> LaunchConfig:
-    """The looped or outer launch `base` split along the reduction: about
-    SPLIT_PROGRAMS programs in all, each reducing at least SPLIT_MIN_CHUNK
-    elements of one block of rows. It has one config: never timed."""
-    xnumel, rnumel, first = base.xnumel, base.rnumel, base.configs[0]
-    if base.kind == "outer":
-        # Few rows: a column tile as wide as the rows, as long as the tile allows.
-        rblock = power_of_two(rnumel, max(1, TILE_MAX // first.xblock))
-        first = Config(first.xblock, rblock, _warps(first.xblock * rblock, per_thread=16, most=8))
+def split_count(base: LaunchConfig) -> int:
+    """The heuristic's chunks per row of the looped or outer launch `base`:
+    about SPLIT_PROGRAMS programs in all, each reducing at least
+    SPLIT_MIN_CHUNK elements of one block of rows, no chunk left empty."""
+    xnumel, rnumel, first = base.xnumel, base.rnumel, _split_first(base)
     rows = -(-xnumel // first.xblock)
     count = max(2, min(SPLIT_PROGRAMS // rows, rnumel // SPLIT_MIN_CHUNK))
-    chunk = -(-rnumel // count)
-    chunk = -(-chunk // first.rblock) * first.rblock
-    count = -(-rnumel // chunk)
+    return -(-rnumel // _chunk(rnumel, count, first.rblock))
+
+
+def split(base: LaunchConfig, count: int) -> LaunchConfig:
+    """The looped or outer launch `base` split along the reduction into
+    `count` chunks per row (the kernel's `split` attribute, which a person
+    may edit: chunks past the row's end reduce nothing). It has one config:
+    never timed."""
+    xnumel, rnumel, first = base.xnumel, base.rnumel, _split_first(base)
+    chunk = _chunk(rnumel, count, first.rblock)
     rblock = power_of_two(count, count)
     xblock = power_of_two(xnumel, max(1, TILE_MAX // rblock))
     combine = Config(xblock, rblock, _warps(xblock * rblock, per_thread=8, most=4))
     return LaunchConfig("split", xnumel, rnumel, (first,), Split(count, chunk, combine))
+
+
+def _split_first(base: LaunchConfig) -> Config:
+    """The config of a split's first kernel: the base's, but an outer
+    reduction's, which has few rows: a column tile as wide as the rows, as
+    long as the tile allows."""
+    first = base.configs[0]
+    if base.kind != "outer":
+        return first
+    rblock = power_of_two(base.rnumel, max(1, TILE_MAX // first.xblock))
+    return Config(first.xblock, rblock, _warps(first.xblock * rblock, per_thread=16, most=8))
+
+
+def _chunk(rnumel: int, count: int, rblock: int) -> int:
+    """Elements of a row's chunk: a whole number of RBLOCKs, so that chunks never share a block."""
+    chunk = -(-rnumel // count)
+    return -(-chunk // rblock) * rblock
 
 
 def scan(xnumel: int, rnumel: int) -> LaunchConfig:

@@ -1,7 +1,10 @@
 """Split reductions, as Inductor's: a one-pass reduction into few long rows (a
 full sum of a large tensor, a column sum with a handful of columns) would run
 on one program per block of rows and leave most of the GPU idle. Each row is
-cut into `count` chunks instead (triton_configs.split chooses them):
+cut into `count` chunks instead: the kernel's `split = count` attribute,
+which the fusion stage writes (codegen/splits.py, with the heuristic's
+count, triton_configs.split_count) and a person may edit in a dump; the
+code is rendered from it alone (no attribute: not split):
 
 - `{name}_split`, one program per (block of rows, chunk): it runs the pass's
   per-element statements (and the per-row ones they need) over its chunk and
@@ -17,7 +20,9 @@ them in a fixed order, so results are deterministic. Only plans of one pass
 whose reductions are sum, prod, max, min, any or all are split: argmax and
 argmin would need (value, index) partials, and a later pass of a multi-pass
 plan (softmax, var) needs the earlier pass's whole-row result before it
-starts. Scans and kernels whose `triton_config` is pinned are never split.
+starts; so the fusion pass keeps a few-long-row reduction's kernel one pass
+(scheduler/split.py, `rule` below gives it the thresholds). Scans and
+kernels whose `triton_config` is pinned are never split.
 """
 
 from __future__ import annotations
@@ -25,13 +30,26 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ir_text import to_torch
+from scheduler import SplitRule
 
 from . import triton_body as body
 from .kernel_plan import KernelPlan, Loop, Reduce, Store, uses
+from . import triton_configs
 from .triton_configs import LaunchConfig
 
 # Reductions whose partials combine by the reduction itself.
 SPLITTABLE = frozenset({"sum", "prod", "max", "min", "any", "all"})
+
+
+def rule() -> SplitRule:
+    """The scheduler's view of which reductions this backend splits (the
+    thresholds read when asked, so that tests may shrink them)."""
+    return SplitRule(
+        triton_configs.SPLIT_MAX_ROWS,
+        triton_configs.SPLIT_MIN_RNUMEL,
+        SPLITTABLE,
+        triton_configs.SPLIT_MAX_COUNT,
+    )
 
 
 def splittable(plan: KernelPlan) -> bool:
@@ -72,8 +90,9 @@ def _partials_kernel(plan: KernelPlan, config: LaunchConfig) -> list[str]:
     kernel.chunked = True
     # Chunks are whole multiples of RBLOCK: when they tile the row, so do the blocks.
     kernel.full_r = config.rnumel % split.chunk == 0
-    if config.rnumel + split.chunk + body.BLOCK_OVERRUN >= 2**31:
-        # The last chunk's masked lanes run up to a chunk past the row.
+    if max(config.rnumel + split.chunk, split.count * split.chunk) + body.BLOCK_OVERRUN >= 2**31:
+        # The last chunk's masked lanes run up to a chunk past the row (an
+        # edited count may leave whole chunks past it).
         kernel.index_type = "tl.int64"
     outputs, reduced, loop, column = _tiles(plan)
     at = next(k for k, step in enumerate(plan.steps) if isinstance(step, Loop))
@@ -151,8 +170,12 @@ def launch_lines(plan: KernelPlan, config: LaunchConfig, args: list[str], device
     args = args + workspaces
     sizes = [str(config.xnumel), str(config.rnumel), str(split.chunk)]
     grid = f"(triton.cdiv({config.xnumel}, {first.xblock}), {split.count})"
-    lines.append(f"{plan.name}_split[{grid}]({', '.join(args + sizes)}, {body.launch_meta(plan, first)})")
+    lines.append(
+        f"_launch({plan.name}_split, {grid}, ({', '.join(args + sizes)},), {body.launch_meta(plan, first)})"
+    )
     sizes = [str(config.xnumel), str(split.count)]
     grid = f"(triton.cdiv({config.xnumel}, {combine.xblock}),)"
-    lines.append(f"{plan.name}[{grid}]({', '.join(args + sizes)}, {body.launch_meta(plan, combine)})")
+    lines.append(
+        f"_launch({plan.name}, {grid}, ({', '.join(args + sizes)},), {body.launch_meta(plan, combine)})"
+    )
     return lines + [f"del {', '.join(workspaces)}"]

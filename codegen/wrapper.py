@@ -51,6 +51,8 @@ def _header(module: Module, backend: str, device: str) -> list[str]:
             "",
             "from codegen import triton_runtime  # noqa: E402",
             "",
+            "_launch = triton_runtime.Launches().run",
+            "",
         ]
     return lines
 

@@ -266,6 +266,9 @@ class Module:
     outputs: tuple[Value, ...] = ()
     # Inputs the program mutates, with their new values: `update %x = %buf5`.
     updates: tuple[tuple[Value, Value], ...] = ()
+    # The lower pass's layout decision, `layout channels_last {reason = "..."}`:
+    # (name, attrs), None before lower. A record: the strides are the truth.
+    layout: tuple[str, tuple[tuple[str, Any], ...]] | None = None
     facts: list[NodeFacts] | None = None
     kernels: list[Kernel] | None = None
     refusals: list[Refusal] | None = None

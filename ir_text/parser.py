@@ -61,7 +61,9 @@ from .model import (
 GRAMMAR = Path(__file__).with_name("grammar.lark")
 
 # The module items that are sections of a later stage, and their keywords.
-_SECTIONS = {"facts": "schedule", "fusion": "fusion", "wrapper": "wrapper"}
+_SECTIONS = {"facts": "schedule", "fusion": "fusion", "wrapper": "wrapper", "layout": "layout"}
+# The lower pass's layout decisions (lowering/layout.py).
+_LAYOUTS = ("keep", "channels_last")
 
 # Readable names for the grammar's terminals in "expected ..." messages.
 _TOKEN_NAMES = {
@@ -171,6 +173,9 @@ class _Builder(Transformer_NonRecursive):
                 module.outputs, module.outputs_pos = payload
             elif kind == "fusion":
                 module.kernels, module.refusals = payload
+            elif kind == "layout" and STAGES.index(stage) < STAGES.index("lower"):
+                line, col = module.sections_pos["layout"] or (None, None)
+                raise TircError(f"a {stage} dump has no layout decision (lower makes it)", line=line, col=col)
             else:
                 setattr(module, kind, payload)
         module.updates = tuple(updates)
@@ -184,6 +189,14 @@ class _Builder(Transformer_NonRecursive):
 
     def options(self, meta, children):
         return "options", (children[0], _pos(meta))
+
+    def layout_decision(self, meta, children):
+        name, attrs = children
+        if str(name) not in _LAYOUTS:
+            raise _fail(name, f"unknown layout '{name}' (expected {' or '.join(_LAYOUTS)})")
+        if [k for k, _ in attrs] != ["reason"] or not isinstance(attrs[0][1], str):
+            raise _fail(name, 'a layout decision has one attribute, reason = "..."')
+        return "layout", ((str(name), attrs), _pos(meta))
 
     def input_decl(self, meta, children):
         token, ttype, attrs = children

@@ -123,6 +123,8 @@ class _Printer:
         m = self.m
         self.lines.append(f"tirc {m.version} stage={m.stage} source={format_literal(m.source)}")
         self.lines.append("options " + format_attrs(m.options))
+        if m.layout is not None:
+            self.lines.append(f"layout {m.layout[0]} {format_attrs(m.layout[1])}")
         for inp in m.inputs:
             name = self.names.define(inp.value, "arg")
             attrs = (("device", inp.device), ("seed", inp.seed), ("strides", inp.value.type.strides))

@@ -35,9 +35,13 @@ from ir_text import (
 
 from .bias import unfuse_bias
 from .body import BodyBuilder, Operands, compute_dtype
+from .layout import CONVOLUTION, KEEP, LayoutPlan, channels_last_strides, decide_layout, is_channels_last
 from .pointwise import POINTWISE
 from .rules import NODE_RULES
 from .tensors import COPIES, VIEWS, LTensor, NotLowerable, of_buffer
+
+# Views whose arguments are storage offsets: they read a buffer in eager's layout.
+STORAGE_VIEWS = frozenset({"aten.as_strided.default", "aten.as_strided_copy.default"})
 
 # Ops that are extern ATen calls by design (as Inductor's extern kernels), not fallbacks.
 EXTERN_OPS = frozenset(
@@ -121,29 +125,69 @@ class Lowering:
     """The state of one lowering: the nodes emitted so far and what each graph
     value became. Rules emit nodes through it."""
 
-    def __init__(self, module: Module):
+    def __init__(self, module: Module, layout: LayoutPlan = KEEP):
         self.module = module
         # Where eager's semantics differ by device (body.Operands, pointwise._bound).
         self.device = "cuda" if module_device(module).startswith("cuda") else "cpu"
+        self.layout = layout
+        self.returned = {id(v) for v in module.outputs}
+        self.channels_last_copies: dict[int, Value] = {}  # buffer id -> its channels-last copy
         self.nodes: list = []
         self.env: dict[int, object] = {id(i.value): of_buffer(i.value) for i in module.inputs}
         self.op: GraphOp | None = None  # the op being lowered, for origins and locations
 
     # ---- emitting nodes
-    def loop(self, kind: str, shape, dtype: str, body: BodyBuilder, reduction=()) -> LTensor:
-        """A loop node over `shape` computing `body` (which must end in a store)."""
+    def loop(self, kind: str, shape, dtype: str, body: BodyBuilder, reduction=(), strides=None) -> LTensor:
+        """A loop node over `shape` computing `body` (which must end in a store),
+        laid out as `strides`, else as the layout decision says."""
         shape = tuple(int(s) for s in shape)
-        buffer = Value("", BufferType(dtype, shape, contiguous_strides(shape)))
+        buffer = Value("", BufferType(dtype, shape, strides or self._strides(shape)))
         origin = (("origin", self.op.target),) if self.op is not None else ()
         loc = self.op.loc if self.op is not None else None
         self.nodes.append(LoopNode(buffer, kind, shape, tuple(reduction), origin, body.ops, loc))
         return of_buffer(buffer)
 
-    def pointwise(self, shape, dtype: str, fn, compute: str | None = None, operands=None) -> LTensor:
+    def pointwise(
+        self, shape, dtype: str, fn, compute: str | None = None, operands=None, strides=None
+    ) -> LTensor:
         """A pointwise node whose body is `fn(builder)`, stored as `dtype`."""
         b = BodyBuilder(shape, compute or compute_dtype(dtype), operands=operands, device=self.device)
         b.store(b.cast(fn(b), dtype))
-        return self.loop("pointwise", shape, dtype, b)
+        return self.loop("pointwise", shape, dtype, b, strides=strides)
+
+    def _strides(self, shape) -> tuple[int, ...]:
+        """A new buffer's layout: channels-last when the layout decision is
+        on and the op computes it from a channels-last tensor of its rank
+        (as eager's TensorIterator follows its inputs' memory format), except
+        for what the program returns, which the user gets in eager's layout."""
+        if not self.layout.channels_last or len(shape) not in (4, 5) or self.op is None:
+            return contiguous_strides(shape)
+        if any(id(r) in self.returned for r in self.op.results):
+            return contiguous_strides(shape)
+        if any(self._channels_last_tensor(t, len(shape)) for t in _tensors(self.value(self.op.args))):
+            return channels_last_strides(shape)
+        return contiguous_strides(shape)
+
+    @staticmethod
+    def _channels_last_tensor(t: LTensor, rank: int) -> bool:
+        """A channels-last buffer of that rank, seen whole (a reshape of one,
+        such as group norm's [N, G, C/G, HW], leads nowhere)."""
+        b = t.buffer.type
+        return (
+            len(b.shape) == rank and tuple(t.shape) == tuple(b.shape) and is_channels_last(b.shape, b.strides)
+        )
+
+    def channels_last(self, t: LTensor) -> Value:
+        """A convolution's input as a channels-last buffer: itself, or a copy."""
+        if t.is_buffer and is_channels_last(t.buffer.type.shape, t.buffer.type.strides):
+            return t.buffer
+        if t.is_buffer and id(t.buffer) in self.channels_last_copies:
+            return self.channels_last_copies[id(t.buffer)]  # an input that several convolutions read
+        strides = channels_last_strides(t.shape)
+        copy = self.pointwise(t.shape, t.dtype, lambda b: b.load(t), compute=t.dtype, strides=strides).buffer
+        if t.is_buffer:
+            self.channels_last_copies[id(t.buffer)] = copy
+        return copy
 
     def materialize(self, t: LTensor) -> LTensor:
         """The tensor as a buffer of its own (a copy when it is a view)."""
@@ -192,14 +236,43 @@ class Lowering:
                 return tuple(arg(x) for x in a)
             return a
 
+        channels_last = self._runs_channels_last(op, args)
+        if channels_last:
+            args = (self.channels_last(args[0]),) + tuple(args[1:])
         args = tuple(arg(a) for a in args)
         kwargs = tuple((k, arg(v)) for k, v in kwargs)
         strides = _extern_strides(op.target, args, kwargs, op.results, module_device(self.module))
+        if channels_last:
+            # The library's layout for a channels-last input (cuDNN's and
+            # oneDNN's), written here rather than asked of a fake tensor,
+            # whose answer depends on the libraries of the machine lowering.
+            strides = [channels_last_strides(r.type.shape) for r in op.results]
         results = tuple(
             Value("", BufferType(r.type.dtype, r.type.shape, st)) for r, st in zip(op.results, strides)
         )
         self.nodes.append(ExternNode(results, op.target, args, kwargs, op.loc))
         return [of_buffer(v) for v in results]
+
+    def _in_eager_layout(self, t: LTensor) -> LTensor:
+        """A buffer whose channels-last layout the decision chose, copied
+        into eager's contiguous one for a view that reads storage offsets
+        (`as_strided`: group norm's decomposition takes one of a product)."""
+        b = t.buffer.type
+        if not (t.is_buffer and self.layout.channels_last and is_channels_last(b.shape, b.strides)):
+            return t
+        if any(i.value is t.buffer for i in self.module.inputs):
+            return t  # the user's own layout: eager reads the same storage
+        strides = contiguous_strides(t.shape)
+        return self.pointwise(t.shape, t.dtype, lambda bb: bb.load(t), compute=t.dtype, strides=strides)
+
+    def _runs_channels_last(self, op: GraphOp, args) -> bool:
+        return (
+            self.layout.channels_last
+            and op.target == CONVOLUTION
+            and isinstance(args[0], LTensor)
+            and len(args[0].shape) in (4, 5)
+            and 0 not in args[0].shape
+        )
 
     # ---- the pass
     def value(self, a):
@@ -234,6 +307,8 @@ class Lowering:
 
     def _lowered(self, op: GraphOp, args, kwargs):
         target = op.target
+        if target in STORAGE_VIEWS and args and isinstance(args[0], LTensor):
+            args = [self._in_eager_layout(args[0])] + list(args[1:])
         if target in VIEWS:
             views = VIEWS[target](*args, **kwargs)
             if isinstance(views, tuple) and len(views) != len(op.results):
@@ -296,8 +371,19 @@ def _dense(shape, strides) -> bool:
     return True
 
 
+def _tensors(args):
+    """The LTensors among (nested) arguments."""
+    for a in args:
+        if isinstance(a, LTensor):
+            yield a
+        elif isinstance(a, (tuple, list)):
+            yield from _tensors(a)
+
+
 def lower(module: Module, ctx=None) -> Module:
-    state = Lowering(module)
+    mode = ctx.options.layout if ctx is not None else "keep"
+    plan = decide_layout(module, mode, "cuda" if module_device(module).startswith("cuda") else "cpu")
+    state = Lowering(module, plan)
     made_by = {}
     for op in module.graph:
         state.lower_op(op)
@@ -333,8 +419,24 @@ def lower(module: Module, ctx=None) -> Module:
         nodes=state.nodes,
         outputs=outputs,
         updates=updates,
+        layout=_decision(plan),
     )
     return unfuse_bias(lowered, state.device)
+
+
+def _decision(plan: LayoutPlan):
+    """The module's `layout` line: none where there was nothing to decide."""
+    if plan == KEEP:
+        return None
+    return ("channels_last" if plan.channels_last else "keep", (("reason", plan.reason),))
+
+
+def _user_layout(state: Lowering, t: LTensor) -> bool:
+    """Whether a returned buffer is in a layout eager would give: not one
+    the layout decision chose (an extern's channels-last result)."""
+    b = t.buffer.type
+    is_input = any(i.value is t.buffer for i in state.module.inputs)
+    return is_input or not (state.layout.channels_last and is_channels_last(b.shape, b.strides))
 
 
 def _copied_in_eager(v: Value, made_by: dict) -> bool:
@@ -356,10 +458,11 @@ def _output_buffer(state: Lowering, t: LTensor, op: GraphOp | None, copy: bool, 
     in a contiguous buffer of its own when lowering made it a view or a
     buffer in `shared` (an input, one another output returns), so that it
     neither shares storage nor keeps a view's strides."""
-    if t.is_buffer and not (copy and id(t.buffer) in shared):
+    if t.is_buffer and _user_layout(state, t) and not (copy and id(t.buffer) in shared):
         return t.buffer
     state.op = GraphOp((), "aten.clone.default", (), (), op.loc if op is not None else None)
-    view = None if copy else state.strided_view(t)
+    chosen = state.layout.channels_last and is_channels_last(t.buffer.type.shape, t.buffer.type.strides)
+    view = None if copy or chosen else state.strided_view(t)
     if view is not None:
         # A reshaped or transposed result is returned as a view, as eager does.
         state.op = None

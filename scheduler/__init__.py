@@ -7,6 +7,7 @@ from .memplan import KernelIO, extern_kernels, kernel_io, plan_memory
 from .memplan_check import check_memplan, peak_memory
 from .plan_check import check_plan
 from .schedule import check_facts, schedule
+from .split import SplitRule
 
 __all__ = [
     "compute_facts",
@@ -28,4 +29,5 @@ __all__ = [
     "check_plan",
     "check_facts",
     "schedule",
+    "SplitRule",
 ]

@@ -16,6 +16,7 @@ from ir_text import Kernel, Module, Refusal, Symbol, to_torch, value_names
 from .deps import node_reads
 from .iteration import kernel_group
 from .legality import Graph, nests_reason, refusal_reason
+from .split import SplitRule
 
 MAX_ROUNDS = 10
 # Horizontal pairs (no producer between them) further apart than this in
@@ -74,11 +75,14 @@ class _Merges:
         self.fusions += 1
 
 
-def plan_groups(module: Module, options) -> tuple[list[list[list[int]]], dict[tuple[int, int], str]]:
+def plan_groups(
+    module: Module, options, split: SplitRule | None = None
+) -> tuple[list[list[list[int]]], dict[tuple[int, int], str]]:
     """The kernels (each a list of loop nests, each a list of node indices)
     and the reasons of the pairs left apart. Two phases: nodes fuse into
-    shared loop nests; then, on the cpp backend, whole kernels whose nests
-    cannot share loops join as consecutive loop nests (`legality.nests_reason`)."""
+    shared loop nests (a reduction the backend splits, `split`, keeping one
+    pass); then, on the cpp backend, whole kernels whose nests cannot share
+    loops join as consecutive loop nests (`legality.nests_reason`)."""
     graph = Graph(module)
     names = value_names(module)
     merges = _Merges(len(graph.nodes), options)
@@ -95,7 +99,7 @@ def plan_groups(module: Module, options) -> tuple[list[list[list[int]]], dict[tu
                 refused[(p, c)] = limit
                 continue
             reason = refusal_reason(
-                graph, merges.members[a][0], merges.members[b][0], options, names, merges.group
+                graph, merges.members[a][0], merges.members[b][0], options, names, merges.group, split
             )
             if reason is not None:
                 refused[(p, c)] = reason
@@ -159,8 +163,11 @@ def _kernel_order(graph: Graph, kernels: list[list[list[int]]]) -> list[list[lis
     return order
 
 
-def fuse(module: Module, ctx) -> Module:
-    kernels, refused = plan_groups(module, ctx.options)
+def fuse(module: Module, ctx, split: SplitRule | None = None) -> Module:
+    """The fusion plan; `split` is the backend's rule for reductions over few
+    long rows (codegen.split_rule), which the backend then splits
+    (codegen.split_reductions writes each kernel's split factor)."""
+    kernels, refused = plan_groups(module, ctx.options, split)
     nodes = module.nodes
     out = []
     for n, nests in enumerate(kernels):

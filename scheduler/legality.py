@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from .deps import node_group, node_reads
 from .iteration import Refused, anchor, kernel_space
+from .split import SplitRule, split_reason
 
 
 class Graph:
@@ -49,16 +50,28 @@ class Graph:
 
 
 def refusal_reason(
-    graph: Graph, group_a: list[int], group_b: list[int], options, names, group=None
+    graph: Graph,
+    group_a: list[int],
+    group_b: list[int],
+    options,
+    names,
+    group=None,
+    split: SplitRule | None = None,
 ) -> str | None:
     """Why the groups may not be fused (None when they may); `group` maps a
-    node to the nodes of its kernel so far (for the cycle rule)."""
+    node to the nodes of its kernel so far (for the cycle rule); `split`, the
+    backend's rule for reductions over few long rows (`split.py`): a choice
+    of the fusion pass, not a rule of legal plans, so a plan edited by hand
+    may still fuse a second pass into such a kernel (it is then not split)."""
     if not options.fusion:
         return "[fusion-disabled] option fusion=false"
     size = len(group_a) + len(group_b)
     if size > options.max_fusion_size:
         return f"[max-fusion-size] the kernel would hold {size} nodes, more than max_fusion_size={options.max_fusion_size}"
-    return kernel_reason(graph, sorted(group_a + group_b), names, group)
+    members = sorted(group_a + group_b)
+    return kernel_reason(graph, members, names, group) or split_reason(
+        [graph.nodes[k] for k in members], names, split
+    )
 
 
 def kernel_reason(graph: Graph, members: list[int], names, group=None) -> str | None:

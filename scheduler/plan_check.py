@@ -8,13 +8,16 @@ from ir_text import error_at, format_attrs, value_names
 
 from .fusion import kernel_attrs
 from .legality import Graph, kernel_reason, nests_reason
+from .split import SplitRule, attribute_reason
 
-# Kernel attributes a person (or the Triton tuner) may set; the others are
-# derived facts, which must match the kernel's nodes.
-SETTABLE = ("triton_config",)
+# Kernel attributes a person (or the Triton tuner, or the split choice) may
+# set; the others are derived facts, which must match the kernel's nodes.
+SETTABLE = ("split", "triton_config")
 
 
-def check_plan(module, options) -> None:
+def check_plan(module, options, split: SplitRule | None = None) -> None:
+    """Check a fusion plan; `split` is the backend's rule for reductions over
+    few long rows (codegen.split_rule; None: the backend splits none)."""
     graph = Graph(module)
     names = value_names(module)
     owner: dict[int, object] = {}
@@ -37,6 +40,7 @@ def check_plan(module, options) -> None:
     done: set[int] = set()
     for kernel in module.kernels:
         _check_kernel(graph, kernel, owner, done, names, options)
+        _check_split(graph, kernel, names, options, split)
         done.update(graph.index[id(v)] for v in kernel.nodes)
     nest_of = {
         id(v): (kernel.name.name, j)
@@ -91,6 +95,20 @@ def _check_kernel(graph, kernel, owner, done, names, options) -> None:
         reason = _launch_reason(pinned, [graph.nodes[k] for k in members], options)
         if reason:
             raise error_at(kernel.pos, f"[triton-config] {label}: {reason}")
+
+
+def _check_split(graph, kernel, names, options, split) -> None:
+    attrs = dict(kernel.attrs)
+    if "split" not in attrs:
+        return
+    nodes = [graph.nodes[graph.index[id(v)]] for v in kernel.nodes]
+    if len(kernel.loop_nests()) > 1:
+        reason = "a kernel of several loop nests is never split"
+    else:
+        pinned = attrs.get("triton_config")
+        reason = attribute_reason(attrs["split"], nodes, names, split, options.backend, pinned)
+    if reason:
+        raise error_at(kernel.pos, f"[split] @{kernel.name.name}: {reason}")
 
 
 def _launch_reason(value, nodes, options) -> str | None:

@@ -15,6 +15,11 @@ FAULT_PASSES = ("lower", "schedule", "fusion", "memplan", "codegen")
 # Options for testing tirc itself: printed into a header only when set, so
 # ordinary dumps never show them.
 DEBUG_OPTIONS = ("check_determinism", "inject_fault")
+# Options printed only when they differ from their default: the debug ones,
+# and the layout mode, whose default's decision the lower dump prints itself
+# (`layout channels_last {reason = ...}`).
+QUIET_OPTIONS = DEBUG_OPTIONS + ("layout",)
+LAYOUTS = ("auto", "keep", "channels-last")
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,9 @@ class Options:
     # corrupts one body op in the generated code: the first one that has a
     # corruption, or the first (N-th) named OP (in nodes from source line LINE).
     inject_fault: str = ""
+    # Whether convolution graphs run channels-last (lowering/layout.py):
+    # auto decides by the convolutions' kinds, keep never, channels-last always.
+    layout: str = "auto"
 
     def __post_init__(self):
         if self.backend not in BACKENDS:
@@ -50,6 +58,8 @@ class Options:
             raise TircError("fusion_bisect_limit must be -1 (no limit) or at least 0")
         if self.inject_fault:
             parse_fault(self.inject_fault)
+        if self.layout not in LAYOUTS:
+            raise TircError(f"unknown layout {self.layout!r} (expected {' or '.join(LAYOUTS)})")
 
     @property
     def fault(self) -> "Fault | None":
@@ -61,7 +71,7 @@ class Options:
         return tuple(
             (key, value)
             for key, value in sorted(dataclasses.asdict(self).items())
-            if key not in DEBUG_OPTIONS or value != defaults[key].default
+            if key not in QUIET_OPTIONS or value != defaults[key].default
         )
 
     @classmethod

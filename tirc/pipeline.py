@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ir_text import STAGES, Module, TircError, named_ops, parse, print_ir, verify
-from codegen import prebuild, select_externs, tune_launches
+from codegen import prebuild, select_externs, split_reductions, split_rule, tune_launches
 from lowering import lower
 from scheduler import check_facts, check_memplan, check_plan, fuse, plan_memory, schedule
 
@@ -46,6 +46,18 @@ def _lower(module: Module, ctx: Context) -> Module:
     return select_externs(lower(module, ctx), ctx.options.backend, ctx.options.device)
 
 
+def _fuse(module: Module, ctx: Context) -> Module:
+    """The fusion plan, each reduction over few long rows that the backend
+    splits kept one pass and given its split factor (codegen/splits.py), so
+    the dump records the split."""
+    backend = ctx.options.backend
+    return split_reductions(fuse(module, ctx, split_rule(backend)), backend)
+
+
+def _check_plan(module: Module, ctx: Context) -> None:
+    check_plan(module, ctx.options, split_rule(ctx.options.backend))
+
+
 def _plan_memory(module: Module, ctx: Context) -> Module:
     """The memory plan, with each Triton kernel's launch config pinned by
     timing on the GPU (codegen/triton_tune.py), so the dump records it."""
@@ -56,8 +68,8 @@ STAGE_TABLE = (
     Stage("capture", None, None),
     Stage("lower", _lower, None),
     Stage("schedule", schedule, lambda m, ctx: check_facts(m)),
-    Stage("fusion", fuse, lambda m, ctx: check_plan(m, ctx.options)),
-    Stage("memplan", _plan_memory, lambda m, ctx: (check_plan(m, ctx.options), check_memplan(m))),
+    Stage("fusion", _fuse, _check_plan),
+    Stage("memplan", _plan_memory, lambda m, ctx: (_check_plan(m, ctx), check_memplan(m))),
 )
 assert tuple(s.name for s in STAGE_TABLE) == STAGES
 

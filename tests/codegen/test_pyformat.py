@@ -38,6 +38,7 @@ LINES = [
     "    buf12 = torch.empty_strided((2, 16, 64, 64, 3, 3, 3), (65536, 4096, 64, 1, 1, 1, 1), "
     'dtype=torch.float32, device="cpu")',
     f"    k0[(triton.cdiv(1000, 128),)]({', '.join(_names('buf', 12))}, 1000, XBLOCK=128, num_warps=4)",
+    f"    _launch(k0, (triton.cdiv(1000, 128),), ({', '.join(_names('buf', 12))}, 1000), XBLOCK=128, num_warps=4)",
     f"    inputs = [{', '.join(f'runtime.random_input((7, 37), (37, 1), {k})' for k in range(3))}]",
     f"    return ({', '.join(_names('buffer', 20))})",
     f"    return ({', '.join(_names('buffer', 9))})",

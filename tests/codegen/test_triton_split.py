@@ -31,7 +31,18 @@ HALF = (2e-2, 2e-2)
 
 def splits(code: str) -> int:
     """How many split reductions `call` launches (each allocates a workspace)."""
-    return code.count("_split[")
+    return "".join(code.split()).count("_split,(")
+
+
+def split_kernels(program) -> list[int]:
+    """The `split` attribute of each kernel of the program's plan that has one."""
+    return [dict(k.attrs)["split"] for k in program.compiled.module.kernels if "split" in dict(k.attrs)]
+
+
+def reduction_kernels(program) -> list:
+    module = program.compiled.module
+    reductions = {id(n.result) for n in module.nodes if n.kind == "reduction"}
+    return [k for k in module.kernels if any(id(v) in reductions for v in k.nodes)]
 
 
 def with_nan(*shape):
@@ -160,14 +171,21 @@ def test_many_rows_are_not_split(tiny_splits):
     check(got, want, F32)
 
 
-@pytest.mark.parametrize(
-    "fn",
-    [lambda x: x.argmax(), lambda x: torch.softmax(x, -1), lambda x: torch.var(x)],
-    ids=["argmax", "softmax_two_passes", "var_two_passes"],
-)
-def test_argmax_and_multi_pass_plans_are_not_split(fn):
-    program, got, want = compiled(fn, lambda: [torch.randn(2, 70001)])
+def test_argmax_is_not_split():
+    program, got, want = compiled(lambda x: x.argmax(), lambda: [torch.randn(2, 70001)])
     assert splits(program.code) == 0
+    check(got, want, F32)
+
+
+@pytest.mark.parametrize(
+    "fn, reductions",
+    [(lambda x: torch.softmax(x, -1), 2), (lambda x: torch.var(x), 2)],
+    ids=["softmax", "var"],
+)
+def test_multi_pass_plans_become_one_split_kernel_per_pass(fn, reductions):
+    # The fusion pass keeps each pass of a few-long-row plan in a kernel of its own (scheduler/split.py).
+    program, got, want = compiled(fn, lambda: [torch.randn(2, 70001)])
+    assert splits(program.code) == reductions == len(split_kernels(program))
     check(got, want, F32)
 
 
@@ -175,7 +193,10 @@ def test_a_pinned_config_is_never_split():
     program = tirc.compile(lambda x: x.sum(), [torch.randn(70001)], backend="triton")
     (_, plan), *_ = module_plans(program.compiled.module)
     assert codegen.triton.launch_config(plan).kind == "split"
-    pinned = replace(plan, launch=(1, 2048, 8, 1))
+    assert codegen.triton.split_count(plan) == plan.split == 7
+    # The plan check accepts no kernel with both attributes (tests/scheduler/test_split_plan_edits.py).
+    pinned = replace(plan, launch=(1, 2048, 8, 1), split=None)
+    assert codegen.triton.split_count(pinned) is None
     assert codegen.triton.launch_config(pinned).kind == "looped"
     assert "_split" not in codegen.triton.render_kernel(pinned)
 
@@ -199,3 +220,79 @@ def test_split_kernels_are_not_timed_and_render_the_same_bytes(tmp_path, monkeyp
     assert [codegen.triton.render_kernel(p) for p in plans] == [
         codegen.triton.render_kernel(p) for p in plans
     ]
+
+
+def group_norm(x, w, b):
+    return torch.nn.functional.group_norm(x, 2, w, b)
+
+
+def instance_norm(x):
+    return torch.nn.functional.instance_norm(x)
+
+
+def batch_norm_training(x, w, b):
+    return torch.nn.functional.batch_norm(x, None, None, w, b, training=True)
+
+
+def norm_divide(x):
+    return x / torch.norm(x)
+
+
+def softmax_of_one_row(x):
+    return torch.softmax(x, -1)
+
+
+def var_mean_of_all(x):
+    return torch.var_mean(x)
+
+
+# name -> (function, inputs, reductions): chains of reductions over few long
+# rows (after tiny_splits: rows of at least 64 elements, fewer than 64 rows),
+# each reduction a split kernel of its own, the per-element rest pointwise.
+CHAINS = {
+    "norm_divide": (norm_divide, lambda dt: [torch.randn(3, 7, 37, dtype=dt)], 1),
+    "group_norm_2_groups_batch_2": (
+        group_norm,
+        lambda dt: [torch.randn(2, 4, 9, 37, dtype=dt), torch.randn(4, dtype=dt), torch.randn(4, dtype=dt)],
+        2,
+    ),
+    "instance_norm_3_rows": (instance_norm, lambda dt: [torch.randn(1, 3, 19, 37, dtype=dt)], 2),
+    "batch_norm_training": (
+        batch_norm_training,
+        lambda dt: [torch.randn(4, 3, 13, 17, dtype=dt), torch.randn(3, dtype=dt), torch.randn(3, dtype=dt)],
+        2,
+    ),
+    "var_mean_of_all": (var_mean_of_all, lambda dt: [torch.randn(1001, dtype=dt) + 3], 2),
+    "softmax_of_one_row": (softmax_of_one_row, lambda dt: [torch.randn(1, 1001, dtype=dt)], 2),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["f32", "bf16"])
+@pytest.mark.parametrize("name", list(CHAINS))
+def test_reduction_chains_over_few_long_rows_split_every_reduction(name, dtype, tiny_splits):
+    fn, make_inputs, reductions = CHAINS[name]
+    program, got, want = compiled(fn, lambda: make_inputs(dtype))
+    kernels = reduction_kernels(program)
+    assert len(kernels) == reductions
+    assert all(dict(k.attrs).get("split", 0) >= 2 for k in kernels), [k.attrs for k in kernels]
+    assert splits(program.code) == reductions
+    check(got, want, F32 if dtype == torch.float32 else HALF)
+
+
+def test_the_refusal_reason_is_in_the_fusion_dump(tiny_splits):
+    program = tirc.compile(norm_divide, [torch.randn(3, 7, 37)], backend="triton")
+    reasons = [r.reason for r in program.compiled.module.refusals]
+    assert any(r.startswith("[split] ") and "per element, a second pass" in r for r in reasons), reasons
+
+
+def test_without_a_split_the_chain_fuses_as_before():
+    # Rows too many or too short to split: the division stays in the reduction's kernel.
+    program = tirc.compile(norm_divide, [torch.randn(3, 7, 37)], backend="triton")
+    assert len(program.compiled.module.kernels) == 1 and not split_kernels(program)
+
+
+def test_the_cpp_backend_keeps_multi_pass_kernels(tiny_splits):
+    # cpp_split.py chunks every pass of one kernel across threads: no rule, no attribute.
+    program, got, want = compiled(var_mean_of_all, lambda: [torch.randn(70001) + 3], backend="cpp")
+    assert len(program.compiled.module.kernels) == 1 and not split_kernels(program)
+    check(got, want, F32)

@@ -54,7 +54,12 @@ TILED = {
 
 NOT_TILED = {
     "contiguous": (lambda x, y: x * y + 1, lambda: [torch.randn(37, 129), torch.randn(37, 129)]),
-    "broadcast_only": (lambda x, b: x + b[:, None], lambda: [torch.randn(37, 129), torch.randn(37)]),
+    "broadcast_on_short_rows": (
+        lambda x, b: x + b[:, None],
+        lambda: [torch.randn(129, 37), torch.randn(129)],
+    ),
+    # Runs of 64 contiguous elements in both: a 1-D block is coalesced already.
+    "split_heads": (lambda x: x.transpose(1, 2).contiguous(), lambda: [torch.randn(2, 37, 4, 64)]),
     "short_dimension": (lambda x: x.permute(0, 2, 3, 1).contiguous(), lambda: [torch.randn(2, 3, 17, 33)]),
 }
 
@@ -93,7 +98,7 @@ def test_small_tiles_cover_both_axes_with_masked_edges(monkeypatch):
     )
     monkeypatch.setenv("TIRC_NO_CODE_CACHE", "1")  # its key does not see the patch
     program, actual, expected = compiled(*TILED["add_transposed_two_outputs"])
-    assert "XBLOCK=8, YBLOCK=8" in program.code
+    assert "XBLOCK=8, YBLOCK=8" in " ".join(program.code.split())
     assert_matches(actual, expected)
 
 
@@ -101,10 +106,12 @@ def test_small_tiles_cover_both_axes_with_masked_edges(monkeypatch):
     "x_dtype, expected",
     [
         # x's 4 bytes along i1 tie with y's and out's 2 + 2 along i2: the
-        # innermost, i2, runs along XBLOCK; i1, x's, is the last y variable.
-        ("f32", triton_tiling.Tiling(("i2", 30), (("i0", 5), ("i1", 40)))),
-        # x's 8 bytes along i1 outweigh them: i1 along XBLOCK, i2 last in y.
-        ("f64", triton_tiling.Tiling(("i1", 40), (("i0", 5), ("i2", 30)))),
+        # innermost, i2, runs along XBLOCK; i1, x's, is the last y variable,
+        # after i0, which x reads contiguously from i1 outwards.
+        ("f32", triton_tiling.Tiling((("i2", 30),), (("i0", 5), ("i1", 40)))),
+        # x's 8 bytes along i1 outweigh them: i1 along XBLOCK, with i0, which
+        # x reads contiguously from i1 outwards; i2 in y.
+        ("f64", triton_tiling.Tiling((("i0", 5), ("i1", 40)), (("i2", 30),))),
     ],
 )
 def test_the_tile_follows_the_bytes_and_puts_the_other_variable_innermost(x_dtype, expected):
@@ -145,6 +152,7 @@ def test_the_tuned_tile_is_pinned_and_launched(tmp_path, monkeypatch):
     assert len(offered) >= 3 and len(timed) == len(offered) * triton_tune.ROUNDS
     memplan = (tmp_path / "05-memplan.tir").read_text()
     assert f"triton_config = [{last.xblock}, {last.rblock}, {last.num_warps}, {last.num_stages}]" in memplan
-    assert f"XBLOCK={last.xblock}, YBLOCK={last.rblock}, num_warps={last.num_warps}" in program.code
+    launch = f"XBLOCK={last.xblock}, YBLOCK={last.rblock}, num_warps={last.num_warps}"
+    assert launch in " ".join(program.code.split())
     fresh = torch.randn(37, 129)
     assert_matches(program(fresh.clone()), fresh.t() + 1)

@@ -79,7 +79,7 @@ def test_triton_gpu_launch_asserts_indices(tmp_path):
     text = codegen.wrapper.generate(parse(dump.read_text(), dump.name), "triton", "cuda")
     assert "tl.device_assert(~bad" in text
     flat = " ".join(text.split())  # black may fold the launch over lines
-    launch = flat[flat.index("k0[(") :]
+    launch = flat[flat.index("_launch(k0,") :]
     launch = launch[: launch.index(")", launch.index("num_warps"))]
     assert ", None, " in launch and "debug=True, sanitize_overflow=False" in launch, launch
     assert "check_values" not in text and "error_tensor" not in text

@@ -81,7 +81,7 @@ def main() -> int:
             exact = _tuple(fn(*[x.double() if x.is_floating_point() else x for x in fresh]))
             for g, w, e in zip(got, want, exact):
                 close_to_eager(g, w, e, slack=1e-6, equal_nan=True)
-            status = "ok" if "_split[" in program.code else "NOT SPLIT"
+            status = "ok" if "_split,(" in "".join(program.code.split()) else "NOT SPLIT"
             times = _times(fn, program, fresh)
         except Exception as err:  # report every failure, then exit 1
             status = f"FAIL {type(err).__name__}: {str(err).splitlines()[0][:300]}"

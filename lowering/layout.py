@@ -1,0 +1,113 @@
+"""The layout decision: whether a graph's convolutions run channels-last.
+
+As Inductor's graph lowering (`decide_layout_opt`), the decision is made
+once per graph, before any buffer exists. With it, the input of every
+convolution is a channels-last buffer (a copy at the graph's edge when the
+user's tensor is NCHW), the convolution's result keeps the library's
+channels-last strides, and every loop node computed from a channels-last
+tensor of its rank is laid out the same way, so that the epilogues (bias,
+norm, activation, residual adds, pools) read and write contiguously. What
+the program returns is in the user's layout again: the last loop node
+before a return writes it directly, an extern result is copied.
+
+The decision and its reason are printed in the lower dump (`layout ...`)
+of a graph with a convolution;
+the strides of every buffer show what it did. `--option layout=keep`
+turns it off, `layout=channels-last` forces it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ir_text import GraphOp, Module, Value, contiguous_strides
+
+CONVOLUTION = "aten.convolution.default"
+
+# Channels-last time over NCHW time of a convolution, by kind, on the GPU
+# (cuDNN, fp32 and bf16). A grouped convolution with several input channels
+# per group can be much slower channels-last (Inductor measured 31x for one
+# such shape and skips the layout for it); depthwise and dense ones are
+# faster (1.36-1.58x measured on an H100 for dense ones, docs/design-notes.md).
+_GPU_RATIO = {"dense": 0.75, "depthwise": 0.85, "grouped": 1.5}
+
+
+@dataclass(frozen=True)
+class LayoutPlan:
+    channels_last: bool
+    reason: str
+
+
+KEEP = LayoutPlan(False, "")
+
+
+def decide_layout(module: Module, mode: str, device: str) -> LayoutPlan:
+    """Whether the module's convolutions run channels-last, and why."""
+    convs = [op for op in module.graph if op.target == CONVOLUTION and _rank(op) in (4, 5)]
+    if not convs:
+        return KEEP  # nothing to decide: the dump prints no decision
+    if mode == "keep":
+        return LayoutPlan(False, "option layout=keep")
+    if mode == "channels-last":
+        return LayoutPlan(True, "option layout=channels-last")
+    if device == "cpu":
+        return LayoutPlan(True, f"{len(convs)} convolution(s) on the CPU, which oneDNN runs in NHWC natively")
+    flops = {kind: 0 for kind in _GPU_RATIO}
+    for op in convs:
+        flops[_kind(op)] += _flops(op)
+    total = sum(flops.values())
+    weighted = sum(flops[k] * _GPU_RATIO[k] for k in flops)
+    shares = ", ".join(f"{k} {100 * flops[k] / max(total, 1):.0f}%" for k in _GPU_RATIO if flops[k])
+    if weighted > total:
+        return LayoutPlan(False, f"grouped convolutions, slower channels-last, carry the flops ({shares})")
+    return LayoutPlan(True, f"{len(convs)} convolution(s), faster channels-last ({shares} of the flops)")
+
+
+def _rank(op: GraphOp) -> int:
+    return len(op.args[0].type.shape) if op.args and isinstance(op.args[0], Value) else 0
+
+
+def _kind(op: GraphOp) -> str:
+    """dense, depthwise (one input channel per group) or grouped."""
+    groups = op.args[8] if len(op.args) > 8 and isinstance(op.args[8], int) else 1
+    transposed = len(op.args) > 6 and op.args[6] is True
+    weight = op.args[1].type.shape
+    per_group = weight[0] // max(groups, 1) if transposed else weight[1]
+    if groups == 1:
+        return "dense"
+    return "depthwise" if per_group == 1 else "grouped"
+
+
+def _flops(op: GraphOp) -> int:
+    """Multiply-adds: the output's elements times the weight's per output element."""
+    out = op.results[0].type.shape
+    weight = op.args[1].type.shape
+    n = 1
+    for s in out:
+        n *= int(s)
+    per = 1
+    for s in weight[1:]:
+        per *= int(s)
+    return n * per
+
+
+def channels_last_strides(shape) -> tuple[int, ...]:
+    """NHWC (NDHWC) strides of an NCHW (NCDHW) shape: the channel innermost."""
+    shape = tuple(int(s) for s in shape)
+    order = [1] + list(range(len(shape) - 1, 1, -1)) + [0]  # innermost first
+    strides = [0] * len(shape)
+    acc = 1
+    for d in order:
+        strides[d] = acc
+        acc *= max(shape[d], 1)
+    return tuple(strides)
+
+
+def is_channels_last(shape, strides) -> bool:
+    """Whether a layout is channels-last and not also plain contiguous."""
+    shape, strides = tuple(shape), tuple(strides)
+    return (
+        len(shape) in (4, 5)
+        and strides == channels_last_strides(shape)
+        and strides != contiguous_strides(shape)
+    )
