@@ -34,6 +34,7 @@ from .cpp_ops import C_TYPES, COMBINE, SUPPORTED_OPS, identity
 from .cpp_prelude import PRELUDE
 from .cpp_rows import rows_body
 from .kernel_plan import KernelPlan, Scan
+from .loop_order import storage_order
 
 __all__ = ["PRELUDE", "SUPPORTED_OPS", "render_kernel", "render_source"]
 
@@ -96,7 +97,7 @@ def _pointwise_body(plan: KernelPlan, lines: list[str]) -> None:
     """The outer loops run across threads (collapsed); the innermost is the
     vector loop, split into chunks across threads when the outer loops are
     too few to share out."""
-    consts, loops = split((f"i{k}", s) for k, s in enumerate(plan.ranges))
+    consts, loops = split(storage_order(plan, [(f"i{k}", s) for k, s in enumerate(plan.ranges)]))
     constants(lines, consts, "  ")
     body = Body(lines)
     if not loops:

@@ -22,6 +22,7 @@ from .cpp_loops import (
     split,
 )
 from .cpp_ops import C_TYPES, COMBINE, identity
+from .loop_order import storage_order
 from .kernel_plan import Compute, KernelPlan, Load, Loop, Reduce, Store
 
 # Rows per block: four AVX-512 vectors of float32.
@@ -43,6 +44,11 @@ def lane_dim(plan: KernelPlan) -> int | None:
     innermost range variable than along the innermost r-variable."""
     ranges = [k for k, s in enumerate(plan.ranges) if s != 1]
     reduced = [k for k, s in enumerate(plan.reduction) if s != 1]
+    if ranges:
+        # The variable the stores are contiguous along: a channels-last
+        # result's channel (a max pool over an NHWC map), not its width.
+        ordered = storage_order(plan, [(f"i{k}", plan.ranges[k]) for k in ranges])
+        ranges = [int(name[1:]) for name, _ in ordered]
     if not ranges or not reduced or plan.ranges[ranges[-1]] < 8:
         return None
     lane, r = f"i{ranges[-1]}", f"r{reduced[-1]}"

@@ -51,7 +51,8 @@ import sympy
 from ir_text import index_var
 
 from . import triton_configs, triton_online, triton_split, triton_tiling
-from .kernel_plan import KernelPlan, Load, Loop, Scan, Store
+from .kernel_plan import KernelPlan, Load, Loop, Scan
+from .loop_order import storage_order
 from .triton_body import (
     SUPPORTED_OPS,
     TL_TYPES,
@@ -61,6 +62,7 @@ from .triton_body import (
     checks_indices,
     full,
     identity,
+    launch_args,
     launch_meta,
     names,
     reduction_pass,
@@ -132,7 +134,7 @@ def _reduction_kernel(kernel: Kernel, persistent: bool) -> list[str]:
     computed once. Otherwise each pass is a loop over the r-variables, RBLOCK
     at a time."""
     plan = kernel.plan
-    outputs = _storage_order(plan, [(f"i{k}", s) for k, s in enumerate(plan.ranges)])
+    outputs = storage_order(plan, [(f"i{k}", s) for k, s in enumerate(plan.ranges)])
     reduced = [(f"r{k}", s) for k, s in enumerate(plan.reduction)]
     loop = Tile("[XBLOCK, RBLOCK]", "mask", (names(outputs), names(reduced)))
     column = Tile("[XBLOCK, 1]", "xmask", (names(outputs),))
@@ -154,26 +156,6 @@ def _reduction_kernel(kernel: Kernel, persistent: bool) -> list[str]:
         if step is not None:
             lines.append("    " + kernel.statement(step, column))
     return lines
-
-
-def _storage_order(plan: KernelPlan, variables: list) -> list:
-    """The row variables in the order xindex flattens them (the last varies
-    fastest across lanes): by decreasing stride in the kernel's stores, so
-    that the rows of a channels-last result (a max pool's windows over an
-    NHWC map) are its channels, contiguous, and not its columns, C apart.
-    As Inductor orders loops by stride. Plan order where the stores do not
-    tell (no store, an index not linear in a variable)."""
-    stores = [s for s in plan.statements if isinstance(s, Store)]
-    if not stores:
-        return variables
-    strides = {}
-    for name, size in variables:
-        coeffs = [sympy.sympify(s.index).coeff(index_var(name)) for s in stores]
-        if not all(c.is_Integer for c in coeffs):
-            return variables
-        # A variable of one value moves nothing: it stays outermost.
-        strides[name] = min(abs(int(c)) for c in coeffs) if size > 1 else float("inf")
-    return sorted(variables, key=lambda v: -strides[v[0]])
 
 
 def _scan_kernel(kernel: Kernel, scan: Scan) -> list[str]:
@@ -308,4 +290,4 @@ def launch_call(plan: KernelPlan, args: list[str], device: str) -> list[str]:
         return triton_split.launch_lines(plan, config, args, device)
     args = args + [str(config.xnumel)] + ([] if config.rnumel is None else [str(config.rnumel)])
     chosen = config.configs[0]
-    return [f"_launch({plan.name}, {config.grid(chosen)}, ({', '.join(args)},), {launch_meta(plan, chosen)})"]
+    return [f"_launch({plan.name}, {config.grid(chosen)}, {launch_args(args)}, {launch_meta(plan, chosen)})"]

@@ -179,6 +179,12 @@ def assert_options(plan: KernelPlan) -> dict[str, bool]:
     return {"debug": True, "sanitize_overflow": False} if checks_indices(plan) else {}
 
 
+def launch_args(args: list[str]) -> str:
+    """A launch's positional arguments as a tuple literal, with no trailing
+    comma past one element (black would split the tuple one per line)."""
+    return f"({args[0]},)" if len(args) == 1 else f"({', '.join(args)})"
+
+
 def launch_meta(plan: KernelPlan, config) -> str:
     """A launch's keyword arguments as generated code spells them: the
     config's, then the kernel's assert options."""

@@ -171,11 +171,11 @@ def launch_lines(plan: KernelPlan, config: LaunchConfig, args: list[str], device
     sizes = [str(config.xnumel), str(config.rnumel), str(split.chunk)]
     grid = f"(triton.cdiv({config.xnumel}, {first.xblock}), {split.count})"
     lines.append(
-        f"_launch({plan.name}_split, {grid}, ({', '.join(args + sizes)},), {body.launch_meta(plan, first)})"
+        f"_launch({plan.name}_split, {grid}, {body.launch_args(args + sizes)}, {body.launch_meta(plan, first)})"
     )
     sizes = [str(config.xnumel), str(split.count)]
     grid = f"(triton.cdiv({config.xnumel}, {combine.xblock}),)"
     lines.append(
-        f"_launch({plan.name}, {grid}, ({', '.join(args + sizes)},), {body.launch_meta(plan, combine)})"
+        f"_launch({plan.name}, {grid}, {body.launch_args(args + sizes)}, {body.launch_meta(plan, combine)})"
     )
     return lines + [f"del {', '.join(workspaces)}"]

@@ -230,3 +230,30 @@ def test_as_strided_reads_eager_storage_of_a_channels_last_result(tmp_path):
     with torch.no_grad():
         for g, w in zip(program(x), fn(x)):
             torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-4)
+
+
+def test_channels_last_kernels_run_along_the_channel(tmp_path):
+    """A kernel whose result is channels-last runs its innermost loop (C++),
+    its lanes (a C++ or Triton reduction's rows) along the channel, which
+    the stores are contiguous along (codegen/loop_order.py), not along the
+    width, C elements apart."""
+    model = _randomized(
+        nn.Sequential(
+            nn.Conv2d(3, 16, 3, padding=1),
+            nn.BatchNorm2d(16),
+            nn.ReLU(),
+            nn.Conv2d(16, 16, 1),
+            nn.MaxPool2d(2),
+            nn.Conv2d(16, 4, 1),
+        )
+    )
+    x = torch.randn(2, 3, 13, 11)
+    cpp = tirc.compile(model, [x], backend="cpp")
+    assert re.search(r"#pragma omp simd\n\s*for \(int64_t i1 = 0; i1 < 16; \+\+i1\)", cpp.code)  # BN + ReLU
+    assert "const int64_t i1 = i1_block * 64 + lane;" in cpp.code  # the pool's rows in lanes
+    triton = tirc.compile(model, [x], backend="triton")
+    assert "i1 = xindex % 16" in triton.code  # the pool's rows, channel fastest
+    with torch.no_grad():
+        want = model(x)
+    for program in (cpp, triton):
+        torch.testing.assert_close(program(x), want, rtol=1e-4, atol=1e-4)
