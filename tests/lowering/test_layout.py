@@ -11,6 +11,8 @@ round-trips and re-feeds to the same code."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -23,6 +25,10 @@ from lowering import interpret
 from tirc.compiler import capture_program
 from tirc.options import Options
 from tirc.pipeline import Context, run_stages
+
+# The layout the CPU's automatic decision does not take (NCHW runs faster
+# there), forced, so that its mechanics are tested on both backends here.
+CL = {"layout": "channels-last"}
 
 # The Triton interpreter warns about lanes that are masked off on purpose.
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -70,9 +76,9 @@ def _channels_last(text: str) -> int:
 def test_a_convolution_graph_runs_channels_last_and_matches_eager(tmp_path, backend, dtype):
     model = _randomized(Net()).to(dtype)
     x = torch.randn(2, 3, 13, 11, dtype=dtype)
-    program = tirc.compile(model, [x], backend=backend, dump_after="lower", dump_dir=tmp_path)
+    program = tirc.compile(model, [x], backend=backend, dump_after="lower", dump_dir=tmp_path, options=CL)
     lower = (tmp_path / "02-lower.tir").read_text()
-    assert re.search(r'^layout channels_last \{reason = "4 convolution', lower, re.M)
+    assert 'layout channels_last {reason = "option layout=channels-last"}' in lower
     # The stem's, the conv's, the depthwise's and the transposed one's
     # inputs, and their epilogues, are channels-last buffers.
     assert _channels_last(lower) >= 8
@@ -88,6 +94,15 @@ def test_a_convolution_graph_runs_channels_last_and_matches_eager(tmp_path, back
     ref = interpret(parse(lower, "02-lower.tir"), [t.detach() for _, t in program.lifted] + [fresh])
     for r, w in zip(ref, want):
         torch.testing.assert_close(r, w, rtol=tol, atol=tol)
+
+
+def test_the_cpu_decision_keeps_nchw(tmp_path):
+    model = _randomized(Net())
+    x = torch.randn(2, 3, 13, 11)
+    tirc.compile(model, [x], dump_after="lower", dump_dir=tmp_path)
+    lower = (tmp_path / "02-lower.tir").read_text()
+    assert 'layout keep {reason = "4 convolution(s) on the CPU, where tirc' in lower
+    assert _channels_last(lower) == 0
 
 
 def test_layout_keep_turns_it_off(tmp_path):
@@ -106,7 +121,7 @@ def test_layout_keep_turns_it_off(tmp_path):
 def test_a_channels_last_input_needs_no_copy_at_the_edge(tmp_path):
     model = _randomized(nn.Sequential(nn.Conv2d(5, 7, 3), nn.BatchNorm2d(7), nn.SiLU()))
     x = torch.randn(3, 5, 9, 10).contiguous(memory_format=torch.channels_last)
-    program = tirc.compile(model, [x], dump_after="lower", dump_dir=tmp_path)
+    program = tirc.compile(model, [x], dump_after="lower", dump_dir=tmp_path, options=CL)
     lower = (tmp_path / "02-lower.tir").read_text()
     assert re.search(r"= extern aten\.convolution\.default\(%input", lower)
     fresh = torch.randn(3, 5, 9, 10).contiguous(memory_format=torch.channels_last)
@@ -117,7 +132,7 @@ def test_a_channels_last_input_needs_no_copy_at_the_edge(tmp_path):
 def test_conv3d_runs_channels_last_3d(tmp_path):
     model = _randomized(nn.Sequential(nn.Conv3d(3, 5, 3, padding=1), nn.ReLU()))
     x = torch.randn(2, 3, 5, 6, 7)
-    program = tirc.compile(model, [x], backend="triton", dump_after="lower", dump_dir=tmp_path)
+    program = tirc.compile(model, [x], backend="triton", dump_after="lower", dump_dir=tmp_path, options=CL)
     lower = (tmp_path / "02-lower.tir").read_text()
     # NDHWC strides of [2, 5, 5, 6, 7]: the channel innermost.
     assert "f32[2, 5, 5, 6, 7] strides [1050, 1, 210, 35, 5]" in lower
@@ -171,7 +186,8 @@ def test_the_decision_round_trips_and_is_checked():
     model = _randomized(nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()))
     _, text, _, _ = capture_program(model, [torch.randn(1, 3, 8, 8)], "prog.py", None, Options())
     module = parse(text, "01-capture.tir")
-    lower = print_ir(run_stages(module, Context(Options()), stop_after="lower"))
+    lower = print_ir(run_stages(module, Context(Options(layout="channels-last")), stop_after="lower"))
+    assert "\nlayout channels_last {" in lower
     assert print_ir(parse(lower, "02-lower.tir")) == lower
     bad = lower.replace("layout channels_last", "layout sideways")
     with pytest.raises(TircError, match="unknown layout 'sideways'"):
@@ -197,7 +213,7 @@ def test_an_input_read_by_several_convolutions_is_copied_once(tmp_path):
 
     model = _randomized(Branches())
     x = torch.randn(2, 4, 9, 7)
-    program = tirc.compile(model, [x], dump_after="lower", dump_dir=tmp_path)
+    program = tirc.compile(model, [x], dump_after="lower", dump_dir=tmp_path, options=CL)
     lower = (tmp_path / "02-lower.tir").read_text()
     copies = [line for line in lower.splitlines() if "load %x[" in line]
     assert len(copies) == 1
@@ -212,7 +228,7 @@ def test_group_norm_after_a_convolution(tmp_path, groups):
     chosen layout as eager's storage."""
     model = _randomized(nn.Sequential(nn.Conv2d(4, 4, 1, bias=False), nn.GroupNorm(groups, 4), nn.SiLU()))
     x = torch.randn(2, 4, 5, 7)
-    program = tirc.compile(model, [x], backend="triton")
+    program = tirc.compile(model, [x], backend="triton", options=CL)
     with torch.no_grad():
         torch.testing.assert_close(program(x), model(x), rtol=1e-4, atol=1e-4)
 
@@ -225,7 +241,7 @@ def test_as_strided_reads_eager_storage_of_a_channels_last_result(tmp_path):
         return torch.as_strided(y, (2, 10), (10, 1), 3) + 1, y.relu()
 
     x = torch.randn(2, 3, 5, 6)
-    program = tirc.compile(fn, [x], dump_after="lower", dump_dir=tmp_path)
+    program = tirc.compile(fn, [x], dump_after="lower", dump_dir=tmp_path, options=CL)
     assert "layout channels_last" in (tmp_path / "02-lower.tir").read_text()
     with torch.no_grad():
         for g, w in zip(program(x), fn(x)):
@@ -248,12 +264,69 @@ def test_channels_last_kernels_run_along_the_channel(tmp_path):
         )
     )
     x = torch.randn(2, 3, 13, 11)
-    cpp = tirc.compile(model, [x], backend="cpp")
+    cpp = tirc.compile(model, [x], backend="cpp", options=CL)
     assert re.search(r"#pragma omp simd\n\s*for \(int64_t i1 = 0; i1 < 16; \+\+i1\)", cpp.code)  # BN + ReLU
     assert "const int64_t i1 = i1_block * 64 + lane;" in cpp.code  # the pool's rows in lanes
-    triton = tirc.compile(model, [x], backend="triton")
+    triton = tirc.compile(model, [x], backend="triton", options=CL)
     assert "i1 = xindex % 16" in triton.code  # the pool's rows, channel fastest
     with torch.no_grad():
         want = model(x)
     for program in (cpp, triton):
         torch.testing.assert_close(program(x), want, rtol=1e-4, atol=1e-4)
+
+
+PROGRAM = """
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+
+    def forward(self, x):
+        return nn.functional.max_pool2d(torch.relu(self.bn(self.conv(x))), 2) * 2
+
+
+def get_inputs():
+    return [torch.randn(2, 3, 9, 11)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+def test_a_channels_last_dump_refeeds_to_the_same_code_and_replays(tmp_path, backend):
+    """Through the CLI: each dump of a channels-last program re-fed gives
+    byte-identical later dumps and code, and replays against the reference."""
+    (tmp_path / "model.py").write_text(PROGRAM)
+
+    def cli(*args):
+        done = subprocess.run([sys.executable, "-m", "tirc", *map(str, args)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done
+
+    first = tmp_path / "first"
+    cli(
+        "compile",
+        tmp_path / "model.py",
+        "--backend",
+        backend,
+        "--option",
+        "layout=channels-last",
+        "--dump-after=all",
+        "--dump-dir",
+        first,
+        "--check",
+    )
+    assert "\nlayout channels_last {" in (first / "02-lower.tir").read_text()
+    for stage in ("02-lower.tir", "04-fusion.tir"):
+        again = tmp_path / f"again-{stage}"
+        cli("compile", first / stage, "--dump-after=all", "--dump-dir", again)
+        for name in ("05-memplan.tir", "output_code.py"):
+            assert (again / name).read_bytes() == (first / name).read_bytes(), (stage, name)
+    cli("replay", first / "02-lower.tir")
