@@ -157,6 +157,8 @@ def reshape(x: LTensor, size) -> LTensor:
     if numel == 0:
         return x.derive(size, lambda idx: tuple(sympy.Integer(0) for _ in x.shape))
     blocks = _blocks(list(x.shape), size)
+    if x.is_buffer:
+        return _reshaped_buffer(x, size, blocks)
 
     def fn(idx):
         out = []
@@ -176,6 +178,45 @@ def reshape(x: LTensor, size) -> LTensor:
         return tuple(out)
 
     return x.derive(size, fn)
+
+
+def _reshaped_buffer(x: LTensor, size: list[int], blocks) -> LTensor:
+    """A reshape of a buffer, indexed straight into its storage: a block of
+    dimensions laid out one after the other (each stride the next one's
+    times its size, as in a contiguous buffer) merges into one run, its
+    flat index times its last stride, with no division or modulo (which the
+    index simplifier cannot always take back out: a full `x.flatten()` of a
+    contiguous [4, 128, 32, 32] was a sum of four divisions and modulos per
+    load, and its C++ reduction ran 4.7x slower than eager)."""
+    strides = x.buffer.type.strides
+
+    def offset(idx):
+        total = sympy.Integer(0)
+        for in_dims, out_dims in blocks:
+            linear = sympy.Integer(0)
+            for d in out_dims:
+                linear = linear * size[d] + idx[d]
+            if _one_run(in_dims, x.shape, strides):
+                total += linear * (strides[in_dims[-1]] if in_dims else 0)
+                continue
+            stride = 1
+            for d in reversed(in_dims):
+                part = FloorDiv(linear, stride) if stride != 1 else linear
+                if d != in_dims[0]:
+                    part = Mod(part, x.shape[d])
+                total += part * strides[d]
+                stride *= x.shape[d]
+        return total
+
+    return LTensor(x.buffer, tuple(int(s) for s in size), x.dtype, offset)
+
+
+def _one_run(dims: list[int], shape, strides) -> bool:
+    """Whether dimensions (consecutive) are laid out as one contiguous run
+    of their last one's stride: size-1 dimensions aside, each stride is the
+    next one's times its size."""
+    live = [d for d in dims if shape[d] != 1]
+    return all(strides[a] == strides[b] * shape[b] for a, b in zip(live, live[1:]))
 
 
 def _blocks(a: list[int], b: list[int]) -> list[tuple[list[int], list[int]]]:
