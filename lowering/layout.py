@@ -11,8 +11,8 @@ the program returns is in the user's layout again: the last loop node
 before a return writes it directly, an extern result is copied.
 
 The decision and its reason are printed in the lower dump (`layout ...`)
-of a graph with a convolution;
-the strides of every buffer show what it did. `--option layout=keep`
+of a graph with a convolution; the strides of every buffer show what it
+did. `--option layout=keep`
 turns it off, `layout=channels-last` forces it.
 """
 
@@ -28,7 +28,7 @@ CONVOLUTION = "aten.convolution.default"
 # (cuDNN, fp32 and bf16). A grouped convolution with several input channels
 # per group can be much slower channels-last (Inductor measured 31x for one
 # such shape and skips the layout for it); depthwise and dense ones are
-# faster (1.36-1.58x measured on an H100 for dense ones, docs/design-notes.md).
+# faster (cuDNN's dense ones 1.36-1.58x on an H100, fp32).
 _GPU_RATIO = {"dense": 0.75, "depthwise": 0.85, "grouped": 1.5}
 
 
@@ -51,7 +51,7 @@ def decide_layout(module: Module, mode: str, device: str) -> LayoutPlan:
     if mode == "channels-last":
         return LayoutPlan(True, "option layout=channels-last")
     if device == "cpu":
-        return _cpu_decision(module, convs)
+        return _cpu_decision(convs)
     flops = {kind: 0 for kind in _GPU_RATIO}
     for op in convs:
         flops[_kind(op)] += _flops(op)
@@ -63,14 +63,14 @@ def decide_layout(module: Module, mode: str, device: str) -> LayoutPlan:
     return LayoutPlan(True, f"{len(convs)} convolution(s), faster channels-last ({shares} of the flops)")
 
 
-def _cpu_decision(module: Module, convs: list) -> LayoutPlan:
-    """oneDNN runs convolutions faster in NHWC (1.2-3.6x on a 2-core EPYC
-    for ResNet and MobileNet shapes), and Inductor's CPU backend always
+def _cpu_decision(convs: list) -> LayoutPlan:
+    """oneDNN runs most convolutions faster in NHWC (1.3-3.6x on a 2-core
+    EPYC for ResNet and MobileNet shapes; a 7x7 depthwise one 0.9x), and
+    Inductor's CPU backend always
     takes it; but tirc's C++ kernels over channels-last maps cost more than
     that saves: ResNet-18 at 2x3x64x64 took 48 ms channels-last against 32
     NCHW, and conv + BN + ReLU6 11.1 ms against 6.4 (docs/design-notes.md).
     NCHW until those kernels are fixed; `layout=channels-last` forces it."""
-    del module
     return LayoutPlan(False, f"{len(convs)} convolution(s) on the CPU, where tirc's kernels run NCHW faster")
 
 
