@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from model_zoo import GROUPS, ModelSpec, conv_bn, image, sizes
+from model_zoo import GROUPS, Fn, ModelSpec, conv_bn, image, sizes
 
 
 class ShuffleUnit(nn.Module):
@@ -148,15 +148,6 @@ class AlexNetSmall(nn.Module):
 
     def forward(self, x):
         return self.head(F.adaptive_avg_pool2d(self.features(x), 6))
-
-
-class Fn(nn.Module):
-    def __init__(self, fn):
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *xs):
-        return self.fn(*xs)
 
 
 def standardize_whole(x):
