@@ -184,7 +184,7 @@ class Lowering:
         if t.is_buffer and id(t.buffer) in self.channels_last_copies:
             return self.channels_last_copies[id(t.buffer)]  # an input that several convolutions read
         strides = channels_last_strides(t.shape)
-        copy = self.pointwise(t.shape, t.dtype, lambda b: b.load(t), compute=t.dtype, strides=strides).buffer
+        copy = self.copy(t, strides).buffer
         if t.is_buffer:
             self.channels_last_copies[id(t.buffer)] = copy
         return copy
@@ -193,7 +193,15 @@ class Lowering:
         """The tensor as a buffer of its own (a copy when it is a view)."""
         if t.is_buffer:
             return t
-        return self.pointwise(t.shape, t.dtype, lambda b: b.load(t), compute=t.dtype)
+        return self.copy(t)
+
+    def copy(self, t: LTensor, strides=None) -> LTensor:
+        """A buffer of its own holding `t`'s elements, laid out as `strides`
+        (default: as the layout decision lays out the op being lowered)."""
+        return self.pointwise(t.shape, t.dtype, lambda b: b.load(t), compute=t.dtype, strides=strides)
+
+    def is_input(self, buffer: Value) -> bool:
+        return any(i.value is buffer for i in self.module.inputs)
 
     def strided_view(self, t: LTensor) -> Value | None:
         """A view that ATen can take without a copy, as an extern
@@ -216,7 +224,7 @@ class Lowering:
         offset = sympy.expand(index - strided_index(variables, strides))
         if not offset.is_Integer or offset < 0 or not non_overlapping(t.shape, strides):
             return None
-        if offset and any(i.value is t.buffer for i in self.module.inputs):
+        if offset and self.is_input(t.buffer):
             return None
         shape = tuple(t.shape)
         args = (t.buffer, shape, tuple(strides)) + ((int(offset),) if offset else ())
@@ -260,10 +268,10 @@ class Lowering:
         b = t.buffer.type
         if not (t.is_buffer and self.layout.channels_last and is_channels_last(b.shape, b.strides)):
             return t
-        if any(i.value is t.buffer for i in self.module.inputs):
+        if self.is_input(t.buffer):
             return t  # the user's own layout: eager reads the same storage
         strides = contiguous_strides(t.shape)
-        return self.pointwise(t.shape, t.dtype, lambda bb: bb.load(t), compute=t.dtype, strides=strides)
+        return self.copy(t, strides)
 
     def _runs_channels_last(self, op: GraphOp, args) -> bool:
         return (
@@ -435,7 +443,7 @@ def _user_layout(state: Lowering, t: LTensor) -> bool:
     """Whether a returned buffer is in a layout eager would give: not one
     the layout decision chose (an extern's channels-last result)."""
     b = t.buffer.type
-    is_input = any(i.value is t.buffer for i in state.module.inputs)
+    is_input = state.is_input(t.buffer)
     return is_input or not (state.layout.channels_last and is_channels_last(b.shape, b.strides))
 
 
@@ -467,6 +475,6 @@ def _output_buffer(state: Lowering, t: LTensor, op: GraphOp | None, copy: bool, 
         # A reshaped or transposed result is returned as a view, as eager does.
         state.op = None
         return view
-    copy = state.pointwise(t.shape, t.dtype, lambda b: b.load(t), compute=t.dtype).buffer
+    copy = state.copy(t).buffer
     state.op = None
     return copy

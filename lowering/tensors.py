@@ -163,60 +163,66 @@ def reshape(x: LTensor, size) -> LTensor:
     def fn(idx):
         out = []
         for in_dims, out_dims in blocks:
-            linear = sympy.Integer(0)
-            for d in out_dims:
-                linear = linear * size[d] + idx[d]
-            stride = 1
-            parts = []
-            for d in reversed(in_dims):
-                part = FloorDiv(linear, stride) if stride != 1 else linear
-                if d != in_dims[0]:
-                    part = Mod(part, x.shape[d])
-                parts.append(part)
-                stride *= x.shape[d]
-            out += list(reversed(parts))
+            out += _unflattened(_flat(idx, out_dims, size), in_dims, x.shape)
         return tuple(out)
 
     return x.derive(size, fn)
+
+
+def _flat(idx, dims: list[int], size) -> sympy.Expr:
+    """The row-major flat index of `idx` over the dimensions `dims` of `size`."""
+    linear = sympy.Integer(0)
+    for d in dims:
+        linear = linear * size[d] + idx[d]
+    return linear
+
+
+def _unflattened(linear, dims: list[int], shape) -> list:
+    """The indices along `dims` (in order) of a row-major flat index over them."""
+    parts, stride = [], 1
+    for d in reversed(dims):
+        part = FloorDiv(linear, stride) if stride != 1 else linear
+        if d != dims[0]:
+            part = Mod(part, shape[d])
+        parts.append(part)
+        stride *= shape[d]
+    return list(reversed(parts))
 
 
 def _reshaped_buffer(x: LTensor, size: list[int], blocks) -> LTensor:
     """A reshape of a buffer, indexed straight into its storage: a block of
     dimensions laid out one after the other (each stride the next one's
     times its size, as in a contiguous buffer) merges into one run, its
-    flat index times its last stride, with no division or modulo (which the
-    index simplifier cannot always take back out: a full `x.flatten()` of a
-    contiguous [4, 128, 32, 32] was a sum of four divisions and modulos per
-    load, and its C++ reduction ran 4.7x slower than eager)."""
+    flat index times the run's stride, with no division or modulo (which
+    the index simplifier cannot always take back out: a full `x.flatten()`
+    of a contiguous [4, 128, 32, 32] was a sum of four divisions and modulos
+    per load, and its C++ reduction ran 4.7x slower than eager)."""
     strides = x.buffer.type.strides
 
     def offset(idx):
         total = sympy.Integer(0)
         for in_dims, out_dims in blocks:
-            linear = sympy.Integer(0)
-            for d in out_dims:
-                linear = linear * size[d] + idx[d]
-            if _one_run(in_dims, x.shape, strides):
-                total += linear * (strides[in_dims[-1]] if in_dims else 0)
+            linear = _flat(idx, out_dims, size)
+            run = _run_stride(in_dims, x.shape, strides)
+            if run is not None:
+                total += linear * run
                 continue
-            stride = 1
-            for d in reversed(in_dims):
-                part = FloorDiv(linear, stride) if stride != 1 else linear
-                if d != in_dims[0]:
-                    part = Mod(part, x.shape[d])
-                total += part * strides[d]
-                stride *= x.shape[d]
+            parts = _unflattened(linear, in_dims, x.shape)
+            total += sum((part * strides[d] for d, part in zip(in_dims, parts)), sympy.Integer(0))
         return total
 
     return LTensor(x.buffer, tuple(int(s) for s in size), x.dtype, offset)
 
 
-def _one_run(dims: list[int], shape, strides) -> bool:
-    """Whether dimensions (consecutive) are laid out as one contiguous run
-    of their last one's stride: size-1 dimensions aside, each stride is the
-    next one's times its size."""
+def _run_stride(dims: list[int], shape, strides) -> int | None:
+    """The stride of dimensions (consecutive) laid out as one contiguous
+    run, that of the innermost of more than one element (0 where none has
+    more: the flat index is then 0); None where they are not one run (size-1
+    dimensions aside, each stride is the next one's times its size)."""
     live = [d for d in dims if shape[d] != 1]
-    return all(strides[a] == strides[b] * shape[b] for a, b in zip(live, live[1:]))
+    if not all(strides[a] == strides[b] * shape[b] for a, b in zip(live, live[1:])):
+        return None
+    return strides[live[-1]] if live else 0
 
 
 def _blocks(a: list[int], b: list[int]) -> list[tuple[list[int], list[int]]]:
