@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 import re
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -422,3 +424,30 @@ def test_whole_tensor_sums_are_as_accurate_as_eager(shape):
     for got, theirs, want in zip(ours, stats(x), exact):
         error, eager_error = (got.double() - want).abs().item(), (theirs.double() - want).abs().item()
         assert error <= 4 * eager_error + 1e-7 * want.abs().item(), (error, eager_error)
+
+
+VECTOR_MATH = {
+    "sigmoid": torch.sigmoid,
+    "silu": F.silu,
+    "exp": torch.exp,
+    "tanh": torch.tanh,
+    "gelu": F.gelu,
+    "log1p": lambda x: torch.log1p(x.abs()),
+    "bn_silu_gate": lambda x: F.silu(x * 1.5 - 0.25) * torch.sigmoid(x.mean((2, 3), keepdim=True)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VECTOR_MATH))
+def test_pointwise_math_loops_vectorize(name):
+    """g++, with the flags kernels build with, vectorizes every `omp simd`
+    loop of a pointwise kernel calling the prelude's math (its own
+    -fopt-info report): a select it kept as a branch once left every
+    sigmoid and SiLU loop scalar, 9x slower, with correct results."""
+    sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
+    from vectorization import cpp_source, report
+
+    x = torch.randn(4, 40, 16, 32)
+    compiled = tirc.compile(VECTOR_MATH[name], [x])
+    assert_close(compiled(x), VECTOR_MATH[name](x))
+    found = report(cpp_source(compiled.code))
+    assert found.loops > 0 and not found.missed, found.missed
