@@ -33,7 +33,7 @@ from .cpp_loops import (
 from .cpp_ops import C_TYPES, COMBINE, SUPPORTED_OPS, identity
 from .cpp_prelude import PRELUDE
 from .cpp_rows import rows_body
-from .kernel_plan import KernelPlan, Scan
+from .kernel_plan import KernelPlan, Load, Scan, Store, index_symbols, uses
 from .loop_order import storage_order
 
 __all__ = ["PRELUDE", "SUPPORTED_OPS", "render_kernel", "render_source"]
@@ -114,12 +114,40 @@ def _pointwise_body(plan: KernelPlan, lines: list[str]) -> None:
     if chunked:
         start, end = f"{inner}_chunk * {CHUNK}", f"{inner}_end"
         lines.append(f"{pad}const int64_t {end} = tirc_min_i64({start} + {CHUNK}, {size});")
+    before, inside = _invariant_split(plan, inner)
+    for stmt in before:
+        body.statement(stmt, pad)
     lines.append(f"{pad}#pragma omp simd")
     lines.append(f"{pad}for (int64_t {inner} = {start}; {inner} < {end}; ++{inner}) {{")
-    for stmt in plan.steps:
+    for stmt in inside:
         body.statement(stmt, pad + "  ")
     lines.append(pad + "}")
     close_loops(lines, depth, len(nest))
+
+
+def _invariant_split(plan: KernelPlan, inner: str) -> tuple[list, list]:
+    """The statements that do not vary along the vector loop's variable
+    (run once before it) and the others, each in order. g++ left a
+    concatenation's select, `c ? a : b` with `c` computed from the outer
+    variables inside the loop, unvectorized (it made masked loads of it); a
+    per-channel parameter's loads and arithmetic run once per row too. A
+    load of a buffer the kernel also writes stays in the loop."""
+    varying: set[str] = set()
+    before, inside = [], []
+    for stmt in plan.steps:
+        varies = (
+            isinstance(stmt, Store)
+            or inner in index_symbols(stmt)
+            or (isinstance(stmt, Load) and stmt.source in plan.aliased)
+            or any(u in varying for u in uses(stmt))
+        )
+        if varies:
+            inside.append(stmt)
+            if not isinstance(stmt, Store):
+                varying.add(stmt.var)
+        else:
+            before.append(stmt)
+    return before, inside
 
 
 def _scan_body(plan: KernelPlan, scan: Scan, lines: list[str]) -> None:

@@ -426,7 +426,7 @@ def _empty_reduction(statements: list) -> list:
     return kept[::-1]
 
 
-def _index_symbols(stmt) -> list[str]:
+def index_symbols(stmt) -> list[str]:
     """The symbols of a statement's index (a load, store or index value), sorted."""
     if isinstance(stmt, (Load, Store)):
         index = stmt.index
@@ -439,7 +439,7 @@ def _index_symbols(stmt) -> list[str]:
 
 def uses(stmt) -> list[str]:
     """The statement vars a statement reads (indirect indices included)."""
-    indirect = [name for name in _index_symbols(stmt) if name.startswith("ind")]
+    indirect = [name for name in index_symbols(stmt) if name.startswith("ind")]
     if isinstance(stmt, Store):
         return indirect + [stmt.var]
     if isinstance(stmt, (Reduce, Scan)):
@@ -450,7 +450,7 @@ def uses(stmt) -> list[str]:
 
 
 def _reads_r(stmt) -> bool:
-    return any(name.startswith("r") for name in _index_symbols(stmt))
+    return any(name.startswith("r") for name in index_symbols(stmt))
 
 
 def _schedule(statements: list, space) -> tuple:

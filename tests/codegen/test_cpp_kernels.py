@@ -437,17 +437,32 @@ VECTOR_MATH = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(VECTOR_MATH))
-def test_pointwise_math_loops_vectorize(name):
+def _channel_shuffle(x, y, mean, var):
+    """ShuffleNet's unit: a half passed through beside a branch's BN + ReLU,
+    then the channels interleaved."""
+    bn = F.batch_norm(y, mean, var.abs() + 0.5, mean * 3, var, training=False)
+    both = torch.cat([x, torch.relu(bn)], 1)
+    return both.view(4, 2, 40, 16, 32).transpose(1, 2).reshape(4, 80, 16, 32)
+
+
+VECTOR_CASES = {name: (fn, [(4, 40, 16, 32)]) for name, fn in VECTOR_MATH.items()}
+VECTOR_CASES["channel_shuffle"] = (_channel_shuffle, [(4, 40, 16, 32), (4, 40, 16, 32), (40,), (40,)])
+
+
+@pytest.mark.parametrize("name", sorted(VECTOR_CASES))
+def test_pointwise_loops_vectorize(name):
     """g++, with the flags kernels build with, vectorizes every `omp simd`
-    loop of a pointwise kernel calling the prelude's math (its own
-    -fopt-info report): a select it kept as a branch once left every
-    sigmoid and SiLU loop scalar, 9x slower, with correct results."""
+    loop of a pointwise kernel calling the prelude's math, or selecting
+    between the inputs of a concatenation (its own -fopt-info report): a
+    select kept as a branch once left every sigmoid and SiLU loop scalar,
+    9x slower, with correct results, and a channel shuffle's select by
+    channel was made masked loads, 15x slower."""
     sys.path.insert(0, str(Path(__file__).parents[2] / "bench"))
     from vectorization import cpp_source, report
 
-    x = torch.randn(4, 40, 16, 32)
-    compiled = tirc.compile(VECTOR_MATH[name], [x])
-    assert_close(compiled(x), VECTOR_MATH[name](x))
+    fn, shapes = VECTOR_CASES[name]
+    xs = [torch.randn(s) for s in shapes]
+    compiled = tirc.compile(fn, xs)
+    assert_close(compiled(*xs), fn(*xs))
     found = report(cpp_source(compiled.code))
     assert found.loops > 0 and not found.missed, found.missed

@@ -337,20 +337,20 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
 // k0: %buf0, %buf1, %buf2
 extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_bias, float* __restrict__ p_buf2) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {
+    const float t3 = float(0.5);
+    const float t5 = float(0.7071067811865476);
+    const float t8 = float(1.0);
+    const float t11 = float(0.5);
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 37; ++i1) {
       const float t0 = p_x[37*i0 + i1];
       const float t1 = p_bias[i1];
       const float t2 = (t0 + t1);
-      const float t3 = float(0.5);
       const float t4 = (t2 * t3);
-      const float t5 = float(0.7071067811865476);
       const float t6 = (t2 * t5);
       const float t7 = tirc_erff(t6);
-      const float t8 = float(1.0);
       const float t9 = (t7 + t8);
       const float t10 = (t4 * t9);
-      const float t11 = float(0.5);
       const float t12 = (t10 * t11);
       p_buf2[37*i0 + i1] = t12;
     }

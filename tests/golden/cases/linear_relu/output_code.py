@@ -337,12 +337,12 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
 // k2: %buf2, %buf3
 extern "C" void k2(const float* p_buf1, const float* __restrict__ p_linear_bias, float* p_buf3) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {
+    const float t3 = float(0.0);
     #pragma omp simd
     for (int64_t i1 = 0; i1 < 16; ++i1) {
       const float t0 = p_buf1[16*i0 + i1];
       const float t1 = p_linear_bias[i1];
       const float t2 = (t0 + t1);
-      const float t3 = float(0.0);
       const bool t4 = (t2 < t3);
       const float t5 = (t4 ? t3 : t2);
       p_buf3[16*i0 + i1] = t5;
