@@ -169,12 +169,12 @@ def launch_lines(plan: KernelPlan, config: LaunchConfig, args: list[str], device
     ]
     args = args + workspaces
     sizes = [str(config.xnumel), str(config.rnumel), str(split.chunk)]
-    grid = f"(triton.cdiv({config.xnumel}, {first.xblock}), {split.count})"
+    grid = f"({-(-config.xnumel // first.xblock)}, {split.count})"
     lines.append(
         f"_launch({plan.name}_split, {grid}, {body.launch_args(args + sizes)}, {body.launch_meta(plan, first)})"
     )
     sizes = [str(config.xnumel), str(split.count)]
-    grid = f"(triton.cdiv({config.xnumel}, {combine.xblock}),)"
+    grid = f"({-(-config.xnumel // combine.xblock)},)"
     lines.append(
         f"_launch({plan.name}, {grid}, {body.launch_args(args + sizes)}, {body.launch_meta(plan, combine)})"
     )
