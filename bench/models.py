@@ -46,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tirc  # noqa: E402  (before triton: it picks the interpreter when there is no GPU)
 from common import geomean, medians, table, write_section  # noqa: E402
 from gpu import REL_TOL, _flat, _rel_error  # noqa: E402
+import heldout2_zoo  # noqa: E402
 import heldout_zoo  # noqa: E402  (bench/ is on sys.path, as for common and gpu)
 import model_zoo  # noqa: E402
 from model_zoo import GROUPS, ModelSpec  # noqa: E402
@@ -60,7 +61,7 @@ SECTIONS = {
 }
 # The suite the work is measured by, and models kept aside from the tuning
 # (bench/heldout_zoo.py), to check its figures on programs it did not see.
-ZOOS = {"suite": model_zoo.suite, "heldout": heldout_zoo.suite}
+ZOOS = {"suite": model_zoo.suite, "heldout": heldout_zoo.suite, "heldout2": heldout2_zoo.suite}
 
 
 @dataclass

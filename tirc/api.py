@@ -17,6 +17,7 @@ from repro import check_rerun, recording
 
 from .compiler import capture_program, compile_module, parse_dump_after
 from .crash import Reproducers
+from .cuda_graphs import GraphedCall, blocker
 from .dumps import DumpWriter
 from .options import Options
 
@@ -40,7 +41,7 @@ class CompiledProgram:
     """Calls the generated code with the model's current parameters and the
     given inputs, and rebuilds the program's output structure."""
 
-    def __init__(self, call, lifted, out_spec, compiled, arity: int, root=None):
+    def __init__(self, call, lifted, out_spec, compiled, arity: int, root=None, graphs: str | None = None):
         self._call = call
         # Detached once: they share storage with the parameters, so in-place
         # updates (an optimizer step) are seen; detaching per call cost ~0.5 us each.
@@ -58,6 +59,12 @@ class CompiledProgram:
         self._rebuild = _rebuilder(out_spec)
         self._extern_calls = compiled.code is not None and "runtime.extern_call(" in compiled.code
         self.compiled = compiled
+        # graphs: None, or which inputs are read in place ("lifted", or
+        # "addressed" for a torch.compile graph's parameters, see cuda_graphs.py).
+        self.graphs = (
+            _graphs(call, compiled.code, len(self._lifted), graphs == "addressed") if graphs else None
+        )
+        self._run = self.graphs or call
         self._arity = arity  # the user's inputs, after the lifted ones
 
     def _rebind(self, holder: _Holder) -> None:
@@ -115,11 +122,19 @@ class CompiledProgram:
         if grad:
             torch._C._set_grad_enabled(False)
         try:
-            flat = self._call(self._lifted + list(inputs))
+            flat = self._run(self._lifted + list(inputs))
         finally:
             if grad:
                 torch._C._set_grad_enabled(True)
         return self._rebuild(flat)
+
+
+def _graphs(call, code: str | None, lifted: int, addressed: bool) -> GraphedCall | None:
+    """The call of a CUDA program replayed as a CUDA graph (tirc/cuda_graphs.py),
+    or None where a graph would change what the program does."""
+    if code is None or blocker(code) is not None:
+        return None
+    return GraphedCall(call, lifted, addressed)
 
 
 @dataclass
@@ -242,4 +257,7 @@ def _compile(model_or_fn, example_inputs, backend, device, dump_after, dump_dir,
     compiled = compile_module(module, opts, dump, capture_text=text, repro=repro, cache=True)
     check_rerun(dump, None)
     root = model_or_fn if isinstance(model_or_fn, torch.nn.Module) else None
-    return CompiledProgram(compiled.load().call, lifted, spec, compiled, len(example_inputs), root)
+    graphs = None
+    if opts.device == "cuda" and opts.cuda_graphs:
+        graphs = "addressed" if source == "dynamo_graph" else "lifted"
+    return CompiledProgram(compiled.load().call, lifted, spec, compiled, len(example_inputs), root, graphs)

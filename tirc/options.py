@@ -16,9 +16,9 @@ FAULT_PASSES = ("lower", "schedule", "fusion", "memplan", "codegen")
 # ordinary dumps never show them.
 DEBUG_OPTIONS = ("check_determinism", "inject_fault")
 # Options printed only when they differ from their default: the debug ones,
-# and the layout mode, whose default's decision the lower dump prints itself
-# (`layout channels_last {reason = ...}`).
-QUIET_OPTIONS = DEBUG_OPTIONS + ("layout",)
+# the layout mode, whose default's decision the lower dump prints itself
+# (`layout channels_last {reason = ...}`), and the call's CUDA graphs.
+QUIET_OPTIONS = DEBUG_OPTIONS + ("layout", "cuda_graphs")
 LAYOUTS = ("auto", "keep", "channels-last")
 
 
@@ -44,6 +44,9 @@ class Options:
     # Whether convolution graphs run channels-last (lowering/layout.py):
     # auto decides by the convolutions' kinds, keep never, channels-last always.
     layout: str = "auto"
+    # Whether a CUDA program's calls replay one CUDA graph after the first
+    # two (tirc/cuda_graphs.py): no effect on the IR or the generated code.
+    cuda_graphs: bool = True
 
     def __post_init__(self):
         if self.backend not in BACKENDS:
