@@ -8,7 +8,8 @@ the result tensor(s), or raises NotLowerable to fall back to ATen.
 from __future__ import annotations
 
 from .indexing import INDEXING_RULES
+from .matmul import MATMUL_RULES
 from .pooling import POOLING_RULES
 from .reductions import REDUCTION_RULES
 
-NODE_RULES = {**REDUCTION_RULES, **INDEXING_RULES, **POOLING_RULES}
+NODE_RULES = {**REDUCTION_RULES, **INDEXING_RULES, **POOLING_RULES, **MATMUL_RULES}

@@ -63,6 +63,7 @@ def network() -> None:
             kept.append((got, model(x)))
             check(f"net: call {k} matches eager", close(got, kept[-1][1]))
         graphs = program.graphs
+        print(f"     net: plain call and replay {graphs.timings}")
         check("net: recorded once", graphs.graph is not None and graphs.recordings == 1, str(graphs.failure))
         check("net: earlier results kept", all(close(g, w) for g, w in kept))
         model.conv.weight.mul_(0.5)  # an optimizer step's in-place update
