@@ -58,16 +58,14 @@ from .triton_body import (
     TL_TYPES,
     Kernel,
     Tile,
-    Values,
     checks_indices,
     full,
-    identity,
     launch_args,
     launch_meta,
     names,
-    reduction_pass,
     unflatten,
 )
+from .triton_passes import Values, identity, reduction_pass
 from .triton_configs import LaunchConfig
 from .triton_helpers import _HELPER_DEPS, HELPERS
 

@@ -33,6 +33,7 @@ from ir_text import to_torch
 from scheduler import SplitRule
 
 from . import triton_body as body
+from . import triton_passes as passes
 from .kernel_plan import KernelPlan, Loop, Reduce, Store, uses
 from . import triton_configs
 from .triton_configs import LaunchConfig
@@ -58,7 +59,7 @@ def splittable(plan: KernelPlan) -> bool:
     if plan.launch is not None or plan.nests or len(plan.loops) != 1:
         return False
     reduces = _reduces(plan.loops[0])
-    return bool(reduces) and all(body.accumulator(r)[0] in SPLITTABLE for r in reduces)
+    return bool(reduces) and all(passes.accumulator(r)[0] in SPLITTABLE for r in reduces)
 
 
 def _reduces(pass_: Loop) -> list[Reduce]:
@@ -104,7 +105,7 @@ def _partials_kernel(plan: KernelPlan, config: LaunchConfig) -> list[str]:
     chunk_id = "tl.program_id(1)" if kernel.index_type == "tl.int32" else "tl.program_id(1).to(tl.int64)"
     lines.append(f"    rstart = {chunk_id} * rchunk")
     lines += ["    " + kernel.statement(s, column) for s in _needed(plan.steps[:at], pass_.statements)]
-    lines += body.reduction_pass(kernel, pass_, loop, reduced, None, [])
+    lines += passes.reduction_pass(kernel, pass_, loop, reduced, None, [])
     for reduce, partial in zip(_reduces(pass_), partials):
         slot = "xindex * tl.num_programs(1) + tl.program_id(1)"
         lines.append(f"    tl.store({partial} + {slot}, {reduce.var}, xmask)")
@@ -147,12 +148,12 @@ def _combine_kernel(plan: KernelPlan, config: LaunchConfig) -> list[str]:
 def _combine_partials(reduces: list[Reduce]) -> list[str]:
     lines = []
     for reduce in reduces:
-        kind, acc_dtype, _ = body.accumulator(reduce)
+        kind, acc_dtype, _ = passes.accumulator(reduce)
         acc = f"acc_{reduce.var}"
-        identity = body.full("[XBLOCK, RBLOCK]", body.identity(kind, acc_dtype), acc_dtype)
+        identity = body.full("[XBLOCK, RBLOCK]", passes.identity(kind, acc_dtype), acc_dtype)
         load = f"tl.load(partials_{reduce.var} + xindex * rnumel + rindex, mask, other=0)"
         lines.append(f"    {acc} = tl.where(mask, {load}, {identity})")
-        combined = body.COMBINE_LANES[kind].format(acc=acc)
+        combined = passes.COMBINE_LANES[kind].format(acc=acc)
         lines.append(f"    {reduce.var} = {combined}[:, None].to({body.TL_TYPES[reduce.dtype]})")
     return lines
 
@@ -164,7 +165,7 @@ def launch_lines(plan: KernelPlan, config: LaunchConfig, args: list[str], device
     workspaces = [_workspace(plan, r) for r in reduces]
     lines = [
         f"{name} = torch.empty(({config.xnumel}, {split.count}), "
-        f'dtype={to_torch(body.accumulator(r)[1])}, device="{device}")'
+        f'dtype={to_torch(passes.accumulator(r)[1])}, device="{device}")'
         for name, r in zip(workspaces, reduces)
     ]
     args = args + workspaces

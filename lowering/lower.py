@@ -134,6 +134,7 @@ class Lowering:
         self.channels_last_copies: dict[int, Value] = {}  # buffer id -> its channels-last copy
         self.nodes: list = []
         self.env: dict[int, object] = {id(i.value): of_buffer(i.value) for i in module.inputs}
+        self.inputs = frozenset(id(i.value) for i in module.inputs)
         self.op: GraphOp | None = None  # the op being lowered, for origins and locations
 
     # ---- emitting nodes
@@ -201,7 +202,16 @@ class Lowering:
         return self.pointwise(t.shape, t.dtype, lambda b: b.load(t), compute=t.dtype, strides=strides)
 
     def is_input(self, buffer: Value) -> bool:
-        return any(i.value is buffer for i in self.module.inputs)
+        return id(buffer) in self.inputs
+
+    def chose_channels_last(self, buffer: Value) -> bool:
+        """Whether the buffer is channels-last by the layout decision (not in
+        the layout eager would give it): a channels-last buffer the program
+        made while the decision is on; an input's layout is the user's."""
+        b = buffer.type
+        return (
+            self.layout.channels_last and is_channels_last(b.shape, b.strides) and not self.is_input(buffer)
+        )
 
     def strided_view(self, t: LTensor) -> Value | None:
         """A view that ATen can take without a copy, as an extern
@@ -265,13 +275,9 @@ class Lowering:
         """A buffer whose channels-last layout the decision chose, copied
         into eager's contiguous one for a view that reads storage offsets
         (`as_strided`: group norm's decomposition takes one of a product)."""
-        b = t.buffer.type
-        if not (t.is_buffer and self.layout.channels_last and is_channels_last(b.shape, b.strides)):
-            return t
-        if self.is_input(t.buffer):
-            return t  # the user's own layout: eager reads the same storage
-        strides = contiguous_strides(t.shape)
-        return self.copy(t, strides)
+        if not (t.is_buffer and self.chose_channels_last(t.buffer)):
+            return t  # eager's layout (an input's is the user's): eager reads the same storage
+        return self.copy(t, contiguous_strides(t.shape))
 
     def _runs_channels_last(self, op: GraphOp, args) -> bool:
         return (
@@ -439,14 +445,6 @@ def _decision(plan: LayoutPlan):
     return ("channels_last" if plan.channels_last else "keep", (("reason", plan.reason),))
 
 
-def _user_layout(state: Lowering, t: LTensor) -> bool:
-    """Whether a returned buffer is in a layout eager would give: not one
-    the layout decision chose (an extern's channels-last result)."""
-    b = t.buffer.type
-    is_input = state.is_input(t.buffer)
-    return is_input or not (state.layout.channels_last and is_channels_last(b.shape, b.strides))
-
-
 def _copied_in_eager(v: Value, made_by: dict) -> bool:
     """Whether eager's result `v` has storage of its own although lowering
     made it a view: a copy (clone, contiguous, flip...) after views only."""
@@ -466,7 +464,7 @@ def _output_buffer(state: Lowering, t: LTensor, op: GraphOp | None, copy: bool, 
     in a contiguous buffer of its own when lowering made it a view or a
     buffer in `shared` (an input, one another output returns), so that it
     neither shares storage nor keeps a view's strides."""
-    if t.is_buffer and _user_layout(state, t) and not (copy and id(t.buffer) in shared):
+    if t.is_buffer and not state.chose_channels_last(t.buffer) and not (copy and id(t.buffer) in shared):
         return t.buffer
     state.op = GraphOp((), "aten.clone.default", (), (), op.loc if op is not None else None)
     chosen = state.layout.channels_last and is_channels_last(t.buffer.type.shape, t.buffer.type.strides)

@@ -86,8 +86,7 @@ class GraphedCall:
         self.timings: tuple[float, float] | None = None  # seconds of a plain call and of a replay
 
     def __call__(self, args: list):
-        if self.off or any(_pointer(a) is None for a in args):
-            # Not CUDA tensors: the plain call says what is wrong with them.
+        if self.off:
             return self.call(args)
         if self.graph is None:
             return self._warm_or_record(args)
@@ -102,6 +101,8 @@ class GraphedCall:
 
     def _warm_or_record(self, args: list):
         pointers = [_pointer(a) for a in args]
+        if None in pointers:
+            return self.call(args)  # not CUDA tensors: the plain call says what is wrong with them
         previous, self.seen = self.seen, pointers
         if previous is None or self.recordings >= RECORDINGS:
             self.off = self.recordings >= RECORDINGS
@@ -169,7 +170,7 @@ class GraphedCall:
         if len(args) != len(self.held):
             return "misfit"
         for k, (a, held, pointer) in enumerate(zip(args, self.held, self.pointers)):
-            if a.shape != held.shape or a.dtype != held.dtype:
+            if _pointer(a) is None or a.shape != held.shape or a.dtype != held.dtype:
                 return "misfit"
             if pointer is not None and (a.data_ptr() != pointer or a.stride() != held.stride()):
                 self.moved.add(k)
@@ -184,9 +185,7 @@ class GraphedCall:
         copies: dict[int, torch.Tensor] = {}
         for t in self.outputs:
             if id(t) not in copies:
-                copies[id(t)] = torch.empty_strided(
-                    t.shape, t.stride(), dtype=t.dtype, device=t.device
-                ).copy_(t)
+                copies[id(t)] = t.clone()  # preserve_format: a dense output keeps its strides
         return [copies[id(t)] for t in self.outputs]
 
 
