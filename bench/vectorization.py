@@ -10,7 +10,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from codegen.cache import command, compiler
+from codegen.cpp_build import command, compiler
 
 # A loop counts as vectorized when g++ vectorized it, or replaced it whole
 # by a library call (a copy or a fill becomes memcpy/memset).

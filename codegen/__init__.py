@@ -1,25 +1,39 @@
-"""Code generation: C++ and Triton kernels and the Python wrapper module."""
+"""Code generation: the backends (their table, backends.py) and the Python wrapper module.
 
-from .cache import cache_dir
+A backend renders kernel plans (kernel_plan.py: the backend-neutral
+statements of one fused kernel), which this facade exports for backends
+kept elsewhere (tests/backends)."""
+
+from .backend import Backend, site_names
+from .backends import BACKENDS, backend_named
+from .cache_heal import cache_dir
+from .kernel_plan import Compute, KernelPlan, Load, Loop, Reduce, Scan, Store, checked_op
 from . import cache_heal
-from .extern_select import select_externs
 from .loader import load_output_code
 from .runtime import random_input
-from .splits import split_reductions, split_rule
-from .triton_tune import tune_launches
+from .splits import split_reductions
 from .tuning import tuning_target
 from .wrapper import generate, prebuild
 
 __all__ = [
+    "Backend",
+    "site_names",
+    "Compute",
+    "KernelPlan",
+    "Load",
+    "Loop",
+    "Reduce",
+    "Scan",
+    "Store",
+    "checked_op",
+    "BACKENDS",
+    "backend_named",
     "cache_dir",
     "cache_heal",
     "generate",
     "load_output_code",
     "prebuild",
     "random_input",
-    "select_externs",
     "split_reductions",
-    "split_rule",
-    "tune_launches",
     "tuning_target",
 ]

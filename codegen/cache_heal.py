@@ -1,8 +1,10 @@
-"""What the on-disk caches (the C++ objects here, tirc's compiled code)
-share to treat their directory as untrusted input: a bad entry is dropped
-with one warning line and built again; one that cannot be is a TircError
-that blames the cache and says what to delete; temporary files a killed
-process left behind are swept."""
+"""What the on-disk caches (C++ objects, timed choices, tirc's compiled
+code) share: their directory (`cache_dir`), and how they treat it as
+untrusted input: a bad entry is dropped with one warning line and built
+again; one that cannot be is a TircError that blames the cache and says
+what to delete; temporary files a killed process left behind are swept.
+`timed_record` is the cache of choices made by timing (launch configs,
+matmul libraries)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from filelock import FileLock
 
 from ir_text import TircError, printable
 
@@ -112,3 +116,29 @@ def sweep_stale_temps(directory: Path) -> None:
                 entry.unlink()
         except OSError:
             pass  # swept by another process meanwhile, or not removable: it costs disk, not a compile
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("TIRC_CACHE_DIR") or os.path.join(Path.home(), ".cache", "tirc")
+    return Path(root)
+
+
+def timed_record(kind: str, parts: list[str], measure) -> dict:
+    """The record of a choice made by timing, cached as JSON under
+    `cache_dir()/kind/`, keyed by `parts`: read back when a valid one exists
+    (it has a "winner"), else `measure()` makes it and it is written
+    atomically under a filelock, so concurrent compiles time it once."""
+    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+    path = cache_dir() / kind / key[:2] / f"{key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path) + ".lock"):
+        try:
+            record = json.loads(path.read_text())
+            if isinstance(record, dict) and "winner" in record:
+                return record
+        except (OSError, ValueError):
+            pass  # not timed yet, or a damaged record: time again and overwrite
+        record = measure()
+        sweep_stale_temps(path.parent)
+        write_atomic(path, json.dumps(record, indent=1, sort_keys=True))
+    return record

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from math import prod
 
-from .cache import UNIT_BREAK
+from .cpp_build import UNIT_BREAK
 from .cpp_lanes import lane_dim, lanes_body
 from .cpp_loops import (
     PARALLEL_MIN_NUMEL,

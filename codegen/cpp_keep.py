@@ -19,15 +19,16 @@ from .kernel_plan import Compute, KernelPlan, Load, Loop, Reduce, Store, uses
 # Ops worth a store and a load to compute once instead of once per pass.
 EXPENSIVE = frozenset(name for name, _ in MATH_FUNCTIONS) | {"sigmoid", "pow"}
 # The most bytes per row (per thread, on the stack) kept between passes:
-# a bf16 softmax of rows of 65536 (their float32 exps) at 0.81 of eager's
-# time, 1.30 computing the exps twice; well inside the 2-8 MiB stacks of
-# libgomp's and Python's threads.
+# a bf16 softmax of rows of 65536 (their float32 exps) gains from keeping
+# them (measured: docs/design-notes.md, "C++ kernels"), and it is well
+# inside the 2-8 MiB stacks of libgomp's and Python's threads.
 MAX_KEPT_BYTES = 256 * 1024
 # A split kernel (few long rows: cpp_split.py) runs its rows one after the
 # other, so one buffer per kept value serves them all: on the heap, up to
-# this many bytes a row. A bf16 softmax of 8 rows of 262144 computed its
-# exps twice, 1.31-1.46 of eager's time (eager keeps them in a float buffer
-# it allocates per thread, as this does per kernel call).
+# this many bytes a row: a bf16 softmax of 8 rows of 262144 computing its
+# exps twice was much slower than eager, which keeps them in a float buffer
+# it allocates per thread, as this does per kernel call (measured:
+# docs/design-notes.md, "C++ kernels").
 MAX_SPLIT_KEPT_BYTES = 64 * 1024 * 1024
 _SIZES = {"b8": 1, "u8": 1, "i8": 1, "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "i64": 8, "f64": 8}
 
@@ -37,9 +38,8 @@ def keep_rows(plan: KernelPlan, max_bytes: int = MAX_KEPT_BYTES) -> tuple[tuple,
     through an expensive op computed once and kept instead; and the vars
     kept in row buffers (`row_{var}`), with their dtypes. The buffers hold
     at most `max_bytes` a row; a value of a longer row is kept only in an
-    output's row (_into_outputs), else computed again: softmax 64x32768
-    float32 kept its exps in the output, 1.34 of eager's time computing
-    them twice."""
+    output's row (_into_outputs), else computed again, which is much slower
+    (measured: docs/design-notes.md, "C++ kernels")."""
     steps, kept = _keep(plan, True, max_bytes)
     if sum(_SIZES[dtype] for dtype in kept.values()) * prod(plan.reduction) > max_bytes:
         steps, kept = _keep(plan, False, max_bytes)
@@ -81,9 +81,8 @@ def _keep(plan: KernelPlan, longer: bool, max_bytes: int) -> tuple[tuple, dict[s
 # A kept row written into the output row that the last pass overwrites
 # instead of a stack buffer: the output's lines are then fetched while the
 # pass that computes the kept value (softmax's exp) runs, not in the last,
-# cheap pass. Softmax 2048x2048 f32 on a 2-core Xeon, in the benchmark's
-# rounds: 0.87-0.89 of eager's time against 1.01-1.03 (a 64-byte-aligned
-# or offset stack buffer made no difference).
+# cheap pass, which is faster (measured: docs/design-notes.md, "C++
+# kernels").
 def _into_outputs(plan: KernelPlan, steps: list, kept: dict[str, str]) -> tuple[tuple, dict[str, str]]:
     """Moves each kept var that an output's row can hold there (_output_place)."""
     taken: set[str] = set()

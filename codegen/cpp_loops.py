@@ -49,8 +49,8 @@ class Body:
         """Values are defined once (the IR is SSA), so `const`: a value of a
         row read inside a parallel chunk loop (cpp_split.py) is shared with
         the OpenMP threads, and g++ reloaded a non-const one at each use; a
-        constant exponent of powf then was not seen as one (rms norm
-        8x262144 took 15.4 ms, 1.1 ms with const)."""
+        constant exponent of powf then was not seen as one, many times
+        slower (measured: docs/design-notes.md, "C++ kernels")."""
         if var in self.arrays:
             self.lines.append(f"{pad}{var}[lane] = {text};")
         else:

@@ -191,8 +191,9 @@ COMBINE = {
 # Accumulating in a simd reduction loop: (C type, operator, start value,
 # combining step). Each lane keeps its own accumulator and OpenMP combines
 # them after the loop. max/min take the plain select (NaN-propagating
-# selects run 3x slower there) and an int NaN flag beside, and any/all use
-# ints, as bool accumulators do not vectorize.
+# selects run slower there; measured: docs/design-notes.md, "C++ kernels")
+# and an int NaN flag beside, and any/all use ints, as bool accumulators do
+# not vectorize.
 SIMD_REDUCTION = {
     "sum": (None, "+", None, COMBINE["sum"]),
     "prod": (None, "*", None, COMBINE["prod"]),

@@ -7,13 +7,10 @@ the first pass of the next row then waits on memory: the hardware
 prefetcher does not run across the 4 KiB page a row of 1024 floats fills.
 So a later pass of row i asks for row i + 1 (`__builtin_prefetch`, one
 per block of BLOCK elements of the pass), and the memory traffic of the
-next row overlaps the arithmetic of this one.
-
-Layer norm 2048x1024 float32 on a 2-core Xeon (AVX-512), in interleaved
-rounds against eager: 0.72-0.83 of eager's time with the prefetches in its
-second pass, 0.94-1.09 without; 0.85 when they were issued all at once
-before the pass instead of spread through it. Only a pass that stores
-nothing hosts them (cpp_rows._can_host)."""
+next row overlaps the arithmetic of this one. The prefetches are spread
+through the pass rather than issued all at once before it, and only a pass
+that stores nothing hosts them (cpp_rows._can_host): both were faster
+(measured: docs/design-notes.md, "C++ kernels")."""
 
 from __future__ import annotations
 
@@ -30,7 +27,8 @@ from .kernel_plan import Load, Loop
 
 # Only rows that fit in the L1 cache (48 KiB on the Xeon) beside the row
 # being read are prefetched into it: the first pass's loads of one row, in
-# bytes. Layer norm with rows of 16-64 KiB ran 5-10% slower prefetched.
+# bytes. Longer rows ran slower prefetched (measured: docs/design-notes.md,
+# "C++ kernels").
 PREFETCH_MAX_ROW_BYTES = 8192
 # One prefetch reaches a cache line.
 LINE_BYTES = 64

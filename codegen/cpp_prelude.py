@@ -1,11 +1,12 @@
 """The text every generated C++ file starts with: types and helpers.
 
-It includes nothing but <stdint.h>: <cmath> and <algorithm> cost g++ over
-0.1 s of parsing per file, more than the kernels themselves, and cold
-compile time is part of tirc's contract. Math functions are declared here
-(with C linkage, as libm defines them); with glibc's libmvec (2.35 or newer,
-x86-64) they carry `simd` attributes, so g++ vectorizes loops that call them
-into calls of libmvec's AVX2/AVX-512 variants (`_ZGVeN16v_expf`, ...).
+It includes nothing but <stdint.h>: <cmath> and <algorithm> cost g++ more
+parsing than the kernels themselves (measured: docs/design-notes.md, "C++
+kernels"), and cold compile time is part of tirc's contract. Math
+functions are declared here (with C linkage, as libm defines them); with
+glibc's libmvec (2.35 or newer, x86-64) they carry `simd` attributes, so
+g++ vectorizes loops that call them into calls of libmvec's AVX2/AVX-512
+variants (`_ZGVeN16v_expf`, ...).
 """
 
 from __future__ import annotations

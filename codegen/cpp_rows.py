@@ -76,11 +76,10 @@ def _heap_rows(lines: list[str], kept: dict[str, str], size: int) -> None:
 
 # Rows are handed to the threads in chunks of at most CHUNK_ROWS, at least
 # CHUNKS of them, taken as each thread finishes the last (OpenMP's dynamic
-# schedule), not in one contiguous half per thread. In the benchmark's
-# rounds: softmax 0.82 of eager's time against 1.07, add + layer norm 0.86
-# against 0.93, row sum 0.91-1.04 against 1.00-1.01; chunks of 4 rows were
-# slower than halves. (On a shared 2-core machine one core often runs
-# slower than the other, and a half waits for the slower one.)
+# schedule), not in one contiguous half per thread: on a shared 2-core
+# machine one core often runs slower than the other, and a half waits for
+# the slower one; chunks of a few rows were slower than halves (measured:
+# docs/design-notes.md, "C++ kernels").
 CHUNK_ROWS = 64
 CHUNKS = 32
 
@@ -187,17 +186,17 @@ def _row_pass(
 # float32. An `omp simd reduction` also keeps one accumulator per lane, but
 # g++ then adds the lanes up one after the other (16 dependent scalar adds
 # per row, in order, as it may not reassociate them); the arrays are added
-# up as a tree, half the lanes onto the other half. In the benchmark's
-# rounds: row sum 2048x2048 3-6% faster, add + layer norm and layer norm
-# 0-4%; see _blockable for the passes that are not blocked.
+# up as a tree, half the lanes onto the other half, which was faster
+# (measured: docs/design-notes.md, "C++ kernels"); see _blockable for the
+# passes that are not blocked.
 BLOCK = 16
 
 
 def _can_host(loop: Loop) -> bool:
     """Whether a pass prefetches the next row: a blocked reduction pass that
     stores nothing, whose arithmetic leaves the memory idle. Hosted by the
-    output pass instead (stores), softmax bf16 ran 3-4% slower, rms norm and
-    softmax as fast as without."""
+    output pass instead (stores), the prefetches gained nothing or lost
+    (measured: docs/design-notes.md, "C++ kernels")."""
     reduces = [s for s in loop.statements if isinstance(s, Reduce)]
     stores = any(isinstance(s, (Store, Keep)) for s in loop.statements)
     return bool(reduces) and not stores and not any(map(ordered, reduces)) and _blockable(loop)
@@ -206,8 +205,9 @@ def _can_host(loop: Loop) -> bool:
 def _blockable(loop: Loop) -> bool:
     """Whether a pass gains from lane arrays: it only sums or multiplies
     floats, and calls no math function. Integer lanes g++ adds up as a tree
-    itself; blocked, softmax's exp pass ran 9% slower and its bf16 max pass
-    (a select and a NaN flag per lane) 10% slower."""
+    itself; blocked, softmax's exp pass and its bf16 max pass (a select and
+    a NaN flag per lane) ran slower (measured: docs/design-notes.md, "C++
+    kernels")."""
     for stmt in loop.statements:
         if isinstance(stmt, Compute) and stmt.op in EXPENSIVE:
             return False

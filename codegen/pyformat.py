@@ -3,9 +3,9 @@ running black.
 
 The wrapper is made of few constructs: assignments, calls, subscripts,
 tuples and lists of names and literals. Any of them longer than a line
-splits the way black's right-hand split does. black itself cost a cold compile
-20-35 ms on a one-kernel graph and 90-180 ms on the transformer block's
-wrapper, the largest Python cost after parsing the IR. Triton kernel bodies,
+splits the way black's right-hand split does. black itself was the largest
+Python cost of a cold compile after parsing the IR (measured:
+docs/design-notes.md, "Codegen"). Triton kernel bodies,
 whose expressions are arbitrary, still go through black (wrapper.py).
 tests/codegen/test_pyformat.py holds this layout to black's on the goldens
 and on random programs of both backends.

@@ -17,7 +17,7 @@ from ir_text import storage_span
 def cpp_library(source: str):
     """Compile (or fetch from the cache, checked and healed: cache.py) and
     load the kernels in `source`."""
-    from .cache import load_library
+    from .cpp_build import load_library
 
     return load_library(source)
 
@@ -33,8 +33,8 @@ def cpp_kernel(library, name: str, arity: int):
 # dispatcher and the Python argument parser of torch.empty_strided (the
 # functions Inductor's generated code calls; private, so looked up with a
 # fallback). A call's Python runs after its previous kernel has evicted the
-# caches: on a 2-core Xeon, after a 16 MB row sum, torch.empty_strided of
-# 2048 floats took 14-24 us and this 6-10 us.
+# caches, where this costs much less than torch.empty_strided (measured:
+# docs/design-notes.md, "Codegen").
 _FAST_EMPTY = {"cpu": "_empty_strided_cpu", "cuda": "_empty_strided_cuda"}
 
 
@@ -56,9 +56,9 @@ def allocator(device: str):
 def error_slot():
     """Where a C++ kernel records a value eager PyTorch raises on (the
     prelude's tirc_error): [code, two values that describe it, the site of
-    the op]. A ctypes array, zeroed: a tenth of a microsecond to make and to
-    read, where a tensor costs microseconds. ctypes passes it to the kernel
-    as its address."""
+    the op]. A ctypes array, zeroed: far cheaper to make and to read than a
+    tensor (measured: docs/design-notes.md, "Codegen"). ctypes passes it to
+    the kernel as its address."""
     return (ctypes.c_int64 * 4)()
 
 
@@ -105,8 +105,8 @@ def checked_input(x, shape, strides, dtype, name: str, device: str, updated: boo
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"input {name}: expected a tensor, got {type(x).__name__}")
     # A kernel given memory of another device (or none: meta) would crash.
-    # is_cuda / is_cpu take a tenth of the time of x.device.type (0.06 us
-    # against 0.39), which every call paid per input.
+    # is_cuda / is_cpu are much cheaper than x.device.type, which every call
+    # paid per input (measured: docs/design-notes.md, "Codegen").
     if not (x.is_cuda if device == "cuda" else x.is_cpu):
         raise ValueError(f"input {name}: expected a tensor on {device}, got one on {x.device}")
     # torch.Size and stride() are tuples: compared as they are (no copies;
@@ -234,8 +234,9 @@ def extern_call(op, args, kwargs, layouts):
 
 @functools.cache
 def _aligned_positions(op) -> tuple[int, ...]:
-    """ALIGNED_ARGS of an op overload, looked up by name once (str(op) costs
-    0.7 us, and extern calls run on every call of the program)."""
+    """ALIGNED_ARGS of an op overload, looked up by name once (str(op) is
+    not free, and extern calls run on every call of the program; measured:
+    docs/design-notes.md, "Codegen")."""
     return ALIGNED_ARGS.get(str(op), ())
 
 

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 from math import prod
 
-import re
 from dataclasses import replace
 
 import sympy
@@ -67,7 +66,7 @@ from .triton_body import (
 )
 from .triton_passes import Values, identity, reduction_pass
 from .triton_configs import LaunchConfig
-from .triton_helpers import _HELPER_DEPS, HELPERS
+from .triton_helpers import HELPER_DEPS, HELPERS, helpers_named
 
 __all__ = [
     "SUPPORTED_OPS",
@@ -77,6 +76,7 @@ __all__ = [
     "launch_call",
     "launch_config",
     "render_kernel",
+    "render_kernels",
     "split_count",
 ]
 
@@ -179,17 +179,25 @@ def _scan_kernel(kernel: Kernel, scan: Scan) -> list[str]:
     return lines
 
 
-def helpers_used(plans: list[KernelPlan]) -> list[str]:
-    text = "\n".join(render_kernel(p) for p in plans)
-    used = {h for h in HELPERS if re.search(rf"\b{h}\b", text)}
-    for h in list(used):
-        used.update(_HELPER_DEPS.get(h, ()))
+def render_kernels(plans: list[KernelPlan]) -> tuple[list[str], list[str]]:
+    """The lines of the helpers the plans' kernels call, and each plan's
+    source. Each kernel is rendered once: the helpers it calls are read off
+    its source (a module needs the source anyway), with the helpers those
+    call in turn."""
+    kernels = [render_kernel(p) for p in plans]
+    used = {h for k in kernels for name in helpers_named(k) for h in (name, *HELPER_DEPS[name])}
     lines = [HELPERS[h].strip() for h in HELPERS if h in used]
     if any("_INTERPRETED" in line for line in lines):
         lines.insert(0, "_INTERPRETED = tl.constexpr(triton_runtime.interpreted())")
     if any("libdevice." in line for line in lines):
         lines.insert(0, "from triton.language.extra import libdevice  # noqa: E402")
-    return lines
+    return lines, kernels
+
+
+def helpers_used(plans: list[KernelPlan]) -> list[str]:
+    """The helper lines of render_kernels alone, for a caller that does not
+    emit the kernels (one that does takes both from render_kernels)."""
+    return render_kernels(plans)[0]
 
 
 def launch_config(plan: KernelPlan) -> LaunchConfig:

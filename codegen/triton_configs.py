@@ -26,16 +26,14 @@ PERSISTENT_TILE = 4096  # rows of a persistent block: about this many elements
 # SPLIT_MIN_RNUMEL elements, would leave most SMs idle with a program per row:
 # each row is split into chunks reduced by programs of their own, and a second
 # kernel combines the partials (triton_split.py). The scheduler keeps such a
-# reduction's kernel one pass (codegen.split_rule gives it these thresholds).
+# reduction's kernel one pass (triton_split.rule gives it these thresholds).
 SPLIT_MAX_ROWS = 64
 SPLIT_MIN_RNUMEL = 2**16
 # Programs of a split reduction's first kernel, over all rows, at most (each
 # also reduces at least SPLIT_MIN_CHUNK elements): enough waves of programs
 # on the 132 SMs of an H100 or H200 to keep reads in flight, as Inductor
-# sizes its splits by the device's threads. On an H200 (f32, 32x256x56x56,
-# do_bench medians), 256 / 1024 / 4096: x.mean() 42 / 37 / 36 us, x.var()
-# 94 / 114 / 69 us, (x - x.mean()) / x.std() over 32x128x56x56 204 / 213 /
-# 105 us.
+# sizes its splits by the device's threads (measured against 256 and 1024:
+# docs/design-notes.md, "Triton kernels").
 SPLIT_PROGRAMS = 4096
 SPLIT_MIN_CHUNK = 8192  # elements a program reduces at least: fewer, and launching costs more than reading
 SPLIT_MAX_COUNT = 65535  # chunks per row: the launch grid's second dimension, as CUDA allows
@@ -107,8 +105,9 @@ class LaunchConfig:
     def grid(self, config: Config) -> str:
         """The launch grid as generated code spells it: a number, as every
         size is known here. `triton.cdiv` in the generated call went through
-        Triton's JIT function call on every launch (about 5 us on an H200
-        machine, 97 of them a call of ResNet-50)."""
+        Triton's JIT function call on every launch, host time a call of a
+        CNN pays many times (measured: docs/design-notes.md, "Triton
+        kernels")."""
         return f"({self.programs(config)},)"
 
     @property
@@ -213,8 +212,8 @@ def looped(xnumel: int, rnumel: int) -> LaunchConfig:
     warps = _warps(xblock * rblock, per_thread=8, most=8)
     configs = [Config(xblock, rblock, warps)]
     if xnumel >= 1024 and rnumel >= 4096:
-        # Cross-entropy over 32000 float32 classes on an H200: (1, 1024, 8)
-        # 140.5 us, (1, 1024, 4) 141.9, the heuristic's (2, 2048, 8) 144.8.
+        # One row per program: long rows (cross-entropy's 32000 classes) ran
+        # faster so (measured: docs/design-notes.md, "Triton kernels").
         configs += [Config(1, 4096, 16), Config(1, 4096, 8), Config(1, 1024, 8), Config(1, 1024, 4)]
     return LaunchConfig("looped", xnumel, rnumel, _distinct(configs))
 

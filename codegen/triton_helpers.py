@@ -1,9 +1,11 @@
 """Triton helper functions that generated kernels call, for what
 triton.language lacks or spells differently; a generated module holds the ones
-its kernels use (`helpers_used` in triton.py).
+its kernels use (`render_kernels` in triton.py).
 """
 
 from __future__ import annotations
+
+import re
 
 # Helpers for ops triton.language lacks; emitted once per module, when used.
 # A dtype branch is an if/else with one return: compiled Triton (unlike the
@@ -207,10 +209,10 @@ def _{_name}(x):
     return y
 """
 # tanh in f32: 2 sigmoid(2x) - 1, absolute error about 1e-7 (so relative
-# accuracy is lost near 0: tanh(1e-7) is 1.2e-7), with 0.0 and -0.0 kept.
-# Measured on an H200: libdevice's tanh, or an odd series near 0 beside
-# it, cost the GELU-tanh workload of bench/gpu.py 17-20% of its time (0.082
-# to 0.084 ms against 0.070). libdevice's in f64, on the GPU.
+# accuracy is lost near 0: tanh(1e-7) is 1.2e-7), with 0.0 and -0.0 kept:
+# libdevice's tanh, or an odd series near 0 beside it, slowed GELU-tanh
+# (measured: docs/design-notes.md, "Triton kernels"). libdevice's in f64,
+# on the GPU.
 HELPERS["_tanh"] = """
 @triton.jit
 def _tanh(x):
@@ -358,16 +360,28 @@ def _last_column(x):
     last = tl.arange(0, x.shape[1])[None, :] == x.shape[1] - 1
     return tl.sum(tl.where(last, x, 0), 1)[:, None]
 """
-_HELPER_DEPS = {
-    "_floordiv": ("_fmod",),
-    "_remainder": ("_fmod",),
-    "_atan": ("_atan_series",),
-    "_asin": ("_asin_series", "_atan_series"),
-    "_acos": ("_asin_series", "_atan_series"),
-    "_asin_series": ("_atan_series",),
-    "_atan2": ("_atan_series",),
-    "_argmax_rows": ("_max_rows", "_maximum_nan"),
-    "_argmin_rows": ("_min_rows", "_minimum_nan"),
-    "_max_rows": ("_maximum_nan",),
-    "_min_rows": ("_minimum_nan",),
-}
+_WORD = re.compile(r"\w+")
+
+
+def helpers_named(source: str) -> set[str]:
+    """The helpers whose names occur in `source` as whole words: those a
+    kernel's (or a helper's) source calls."""
+    return set(_WORD.findall(source)) & HELPERS.keys()
+
+
+def _called(name: str) -> frozenset[str]:
+    """The helpers that helper `name` calls, directly or through another."""
+    found: set[str] = set()
+    todo = list(helpers_named(HELPERS[name]) - {name})
+    while todo:
+        helper = todo.pop()
+        if helper not in found:
+            found.add(helper)
+            todo.extend(helpers_named(HELPERS[helper]) - {helper})
+    return frozenset(found)
+
+
+# What a helper needs emitted beside it, as a kernel names only the helpers
+# it calls itself. Read off the helpers' sources, so that no list of calls
+# can fall out of step with them.
+HELPER_DEPS = {name: _called(name) for name in HELPERS}

@@ -20,10 +20,10 @@ class Launches:
     through `JITFunction.run`, which compiles and specialises it; later
     ones call the compiled kernel's launcher directly, as Inductor's
     CachingAutotuner does. `JITFunction.run` binds and specialises every
-    argument on every call: about 40 us of host time a launch on an H100
-    machine (cProfile), which bounded whole CNNs (ResNet-50: 50 launches a
-    call, host-bound). Under the interpreter, or where this Triton's compiled
-    kernels lack the launcher's attributes, every launch takes the JIT path."""
+    argument on every call, host time that bounded whole CNNs (measured:
+    docs/design-notes.md, "Triton kernels"). Under the interpreter, or
+    where this Triton's compiled kernels lack the launcher's attributes,
+    every launch takes the JIT path."""
 
     def __init__(self):
         self.compiled: dict[tuple, tuple] = {}

@@ -269,8 +269,8 @@ def _unclamped(index):
 def stride(index, symbol) -> int | None:
     """The coefficient of `symbol` in an index, or None where it is not
     linear in it: where it appears inside a division, modulo, min or max
-    (sympy's simplify of such a difference took 70 s for a pooling
-    window's index)."""
+    (sympy's simplify of such a difference can take far longer than the
+    compile; measured: docs/design-notes.md, "Triton kernels")."""
     if any(symbol in f.free_symbols for f in index.atoms(sympy.Min, sympy.Max, FloorDiv, Mod)):
         return None
     step = sympy.expand(index.xreplace({symbol: symbol + 1}) - index)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from .extern_select import extern_target
-from .triton_tune import triton_target
+from .backends import backend_named
 
 
 def tuning_target(backend: str, device: str) -> str:
@@ -11,4 +10,4 @@ def tuning_target(backend: str, device: str) -> str:
     processor whose matmul libraries are ("" when nothing is timed). Caches
     of compiled code add it to their keys: a program compiled elsewhere may
     have chosen otherwise."""
-    return triton_target(backend, device) + extern_target(backend, device)
+    return backend_named(backend).tuning_target(device)

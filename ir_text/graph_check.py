@@ -119,7 +119,8 @@ class Shapes(dict):
     kernel gives. Fake CUDA tensors need no GPU.
 
     A value bound by its declared layout (`bind`) gets its fake tensor only
-    when a call reads it (0.25 ms each): verifying a stage binds every
+    when a call reads it, as making one is costly (measured:
+    docs/design-notes.md, "Known gaps"): verifying a stage binds every
     input and node result, and only extern calls read any."""
 
     def __init__(self, device: str):
@@ -193,8 +194,9 @@ def quiet_fake_tensors():
     error it raises is reported once, as one line, by the caller.
 
     The logger is disabled, not given a level: `setLevel` clears the level
-    caches of every logger in the process (torch has hundreds), 0.1 ms per
-    call, and every graph op and extern call of every stage comes here."""
+    caches of every logger in the process (torch has hundreds; measured:
+    docs/design-notes.md, "Known gaps"), and every graph op and extern call
+    of every stage comes here."""
     logger = logging.getLogger("torch._subclasses.fake_tensor")
     disabled = logger.disabled
     logger.disabled = True
@@ -283,8 +285,9 @@ def _call_outcome(op, overload, shapes: Shapes) -> tuple:
 
 class _Outcomes(dict):
     """ATen's answers for extern calls by call_key: every stage after
-    lowering verifies the same extern calls again, and a fake-tensor call
-    costs about 0.3 ms. What ATen answers depends only on the key."""
+    lowering verifies the same extern calls again, and fake-tensor calls
+    are costly (measured: docs/design-notes.md, "Known gaps"). What ATen
+    answers depends only on the key."""
 
     LIMIT = 4096
 

@@ -53,17 +53,18 @@ class Mod(sympy.Function):
 @functools.lru_cache(maxsize=1024)
 def index_var(name: str) -> sympy.Symbol:
     """The loop variable `name` (i0, i1, ... for iteration, r0, ... for reduction).
-    Cached: building a Symbol with assumptions costs about 2 us, and the
-    fusion pass and its check ask for the same few thousands of times."""
+    Cached: building a Symbol with assumptions is slow, and the fusion pass
+    and its check ask for the same few thousands of times (measured:
+    docs/design-notes.md, "Pipeline")."""
     return sympy.Symbol(name, integer=True, nonnegative=True)
 
 
 # sympy's Min and Max compare their arguments pairwise on construction
-# (factoring each difference): a clamped index such as a cat's
-# `min(47, max(0, i1 - 48))` costs about 2 ms to build. Dumps repeat the same
-# few clamps hundreds of times (a GRU of 24 steps: 450 in each dump), and
-# the parser builds each again, so the results are memoized; both are pure
-# functions of hashable, immutable expressions.
+# (factoring each difference), which makes a clamped index such as a cat's
+# slow to build (measured: docs/design-notes.md, "Pipeline"). Dumps repeat
+# the same few clamps hundreds of times (a GRU of 24 steps: 450 in each
+# dump), and the parser builds each again, so the results are memoized;
+# both are pure functions of hashable, immutable expressions.
 @functools.lru_cache(maxsize=4096)
 def index_min(a, b):
     """`min(a, b)` of two index expressions."""
@@ -265,9 +266,9 @@ def strided_index(variables, strides, offset: int = 0):
 
 @functools.lru_cache(maxsize=65536)
 def _strided_index(variables: tuple, strides: tuple, offset: int):
-    """strided_index, remembered: sympy's arithmetic costs 10-60 us a
-    layout, and the fusion pass and its checks ask for each node's write
-    index many times (857 times for the transformer block of bench/cpu.py)."""
+    """strided_index, remembered: sympy's arithmetic is slow, and the
+    fusion pass and its checks ask for each node's write index many times
+    (measured: docs/design-notes.md, "Pipeline")."""
     return sympy.Integer(offset) + sum(
         (sympy.Integer(s) * v for v, s in zip(variables, strides)), sympy.Integer(0)
     )

@@ -5,6 +5,7 @@ from .float64_equivalents import FLOAT64_EQUIVALENTS, NoFloat64Kernel
 from .interpreter import INTERPRETED_OPS, interpret, run_graph
 from .lower import EXTERN_OPS, extern_ops, fallback_ops, lower
 from .pointwise import POINTWISE
+from .widen import widened
 
 __all__ = [
     "capture",
@@ -20,4 +21,5 @@ __all__ = [
     "EXTERN_OPS",
     "extern_ops",
     "fallback_ops",
+    "widened",
 ]

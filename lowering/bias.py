@@ -7,8 +7,8 @@ result than `aten.mm` makes. When every reader of the result is a loop
 node, the bias is instead added where those readers load the result: an
 `aten.mm` and a pointwise node `mm + bias`, which the scheduler fuses into
 (or inlines into) each reader, so the add costs a load of the bias and
-nothing else. On the 2-core CPU the mm alone took 0.89-0.97 of addmm's time
-for the transformer block's four linears (docs/design-notes.md, C++ kernels).
+nothing else, and the mm alone is faster than addmm (measured:
+docs/design-notes.md, "Lowering").
 
 The rewrite keeps addmm where the result is returned or read by another
 extern call (a matmul, a fallback): there the add would be a pass of its own.

@@ -1,124 +1,35 @@
-"""Capture: a callable and example inputs -> a capture-stage Module of core ATen ops.
+"""Capture's front ends: a callable and example inputs -> a capture-stage Module
+of core ATen ops.
 
-Two front ends meet in one FX-graph converter (`_convert`):
+Two front ends meet in one FX-graph converter (`fx_convert._convert`):
 - make_fx traces a function or nn.Module with the core-ATen decomposition
-  table, functionalized (no in-place ops); a module's parameters and buffers
-  are lifted to inputs so the dump is self-contained;
+  table (capture_decompositions), functionalized (no in-place ops); a
+  module's parameters and buffers are lifted to inputs so the dump is
+  self-contained;
 - a torch.export program (`ExportedProgram`, e.g. from a `.pt2` file) is
   decomposed with the same table; its graph signature names the lifted
   parameters, buffers and constants, the input mutations and the user outputs.
-Every op keeps the user's source line from the FX stack trace.
+Every op keeps the user's source line from the FX stack trace (capture_locations).
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import inspect
-import operator
-import os
 import re
-import traceback
 import types
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from torch.export.graph_signature import InputKind, OutputKind
 from torch.fx.experimental.proxy_tensor import make_fx
-from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
-from ir_text import (
-    ENUMS,
-    first_line,
-    quiet_fake_tensors,
-    BufferType,
-    Device,
-    Enum,
-    GraphOp,
-    Input,
-    Loc,
-    Module,
-    TensorType,
-    TircError,
-    Value,
-    VERSION,
-    from_torch,
-    storage_span,
-)
+from ir_text import first_line, quiet_fake_tensors, TircError, storage_span
 
-from .value_ranges import input_ranges
-
-_ENUM_NAMES = {value: name for name, value in ENUMS.items()}
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
-_TORCH_DIR = os.path.dirname(os.path.realpath(torch.__file__))
-
-
-@functools.lru_cache(maxsize=1)
-def _decompositions():
-    """Core ATen, plus the decompositions Inductor also applies to norms,
-    softmax and a few activations, so they lower to reductions and pointwise
-    ops (and fuse) instead of running as ATen calls. Built once per process:
-    building it costs about 0.1 s (torch materializes its CIA ops)."""
-    from torch._decomp import core_aten_decompositions, get_decompositions
-
-    aten = torch.ops.aten
-    extra = [
-        aten._log_softmax,
-        aten.native_layer_norm,
-        aten.native_group_norm,
-        aten.native_batch_norm,
-        aten._native_batch_norm_legit_no_training,
-        aten.linalg_vector_norm,
-        aten.full_like,
-        aten.empty_like,
-        aten.mish,
-        aten.softplus,
-        aten.hardswish,
-        aten.hardsigmoid,
-        aten.expand_copy,
-        aten.std.correction,
-        aten.logsumexp,
-        aten.upsample_bilinear2d,
-    ]
-    table = {**core_aten_decompositions(), **get_decompositions(extra)}
-    table[aten._native_batch_norm_legit_no_training.default] = _batch_norm_inference
-    table[aten.take.default] = _take
-    table[aten._softmax.default] = _softmax
-    return table
-
-
-def _softmax(x, dim, half_to_float):
-    """Softmax as eager's CPU kernel rounds it: in float32 for halves, exp(x
-    - max) times the reciprocal of their sum. The backends compute what the
-    IR says and never turn a division into a multiplication themselves:
-    `x / x.amax(1, keepdim=True)` must give exactly 1 at the maximum. (Eager's
-    CUDA kernels divide instead; the results are within an ulp, and the
-    reciprocal costs one rounded division a row where a division per element
-    rounded once costs more than the approximate one Triton's `/` is.)"""
-    x = x.contiguous()
-    result = torch.float32 if half_to_float else x.dtype
-    compute = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
-    x = x.to(compute)
-    shifted = x - torch.amax(x, dim, keepdim=True) if x.numel() else x
-    unnormalized = torch.exp(shifted)
-    return (unnormalized * torch.reciprocal(torch.sum(unnormalized, dim, keepdim=True))).to(result)
-
-
-def _take(input, index):
-    """take as an index of the flattened input; torch's decomposition indexes
-    with the index tensor as a Python index, which reads a 0-d index's value."""
-    return torch.ops.aten.index.Tensor(input.reshape(-1), [index])
-
-
-def _batch_norm_inference(input, weight, bias, running_mean, running_var, momentum, eps):
-    """Inference batch norm as native_batch_norm with training=False, which the
-    table decomposes into pointwise ops. torch's own decomposition goes through
-    the in-place `_native_batch_norm_legit`, which torch.export's
-    run_decompositions rejects (its graph must stay functional)."""
-    return torch.ops.aten.native_batch_norm.default(
-        input, weight, bias, running_mean, running_var, False, momentum, eps
-    )
+from .capture_decompositions import _decompositions
+from .capture_locations import _exported_loc, _source_locator, _traceback_loc
+from .fx_convert import _convert, _mutates, _update
 
 
 def input_names(fn, module: torch.nn.Module | None, count: int) -> list[str]:
@@ -134,13 +45,6 @@ def input_names(fn, module: torch.nn.Module | None, count: int) -> list[str]:
         params = []
     names = params[:count] if len(params) >= count else []
     return names or [f"arg{k}" for k in range(count)]
-
-
-def _sanitize(name: str) -> str:
-    name = re.sub(r"[^A-Za-z0-9_.]", "_", name)
-    if not name or name.isdigit() or re.fullmatch(r"(buf|ind)\d+", name) or name[0].isdigit():
-        name = "arg_" + name
-    return name
 
 
 def _check_tensors(inputs, what: str = "input") -> None:
@@ -228,7 +132,7 @@ def _trace(flat_fn, inputs):
     returns (graph module, the tensors it was traced on).
 
     Fake tensors first: nothing is computed, so a large graph traces in a
-    fraction of the time (cross-entropy at 1024x8192: 17 ms against 48 ms);
+    fraction of the time (measured: docs/design-notes.md, "Lowering");
     a real tensor the program holds (a closure's) becomes a constant. What
     fake tensors cannot trace (an op without a meta kernel) or trace only to
     a value tirc cannot take (`.item()`) is traced again on real copies,
@@ -479,11 +383,6 @@ def _tracing_error(err: Exception, source: str, source_path: str | None) -> Tirc
     return TircError(message, loc.file if loc else None, loc.line if loc else None)
 
 
-def _traceback_loc(tb, source: str, source_path: str | None) -> Loc | None:
-    frames = [(f.filename, f.lineno) for f in traceback.extract_tb(tb) if f.lineno is not None]
-    return _in_source(frames, source, os.path.realpath(source_path) if source_path else None)
-
-
 def _lifted_call(module: torch.nn.Module, state_names: list[str]):
     """The module's forward over (parameters and buffers, inputs). A forward
     that assigns a parameter or buffer a new tensor (`self.count = self.count
@@ -511,242 +410,3 @@ def _lifted_call(module: torch.nn.Module, state_names: list[str]):
             hook.remove()
 
     return call
-
-
-def _tensor_type(val, where: str) -> TensorType:
-    if not isinstance(val, torch.Tensor):
-        raise TircError(f"{where} is not a tensor ({type(val).__name__})")
-    dtype = from_torch(val.dtype)
-    if dtype is None:
-        raise TircError(
-            f"{where} has dtype {str(val.dtype).removeprefix('torch.')}, which tirc does not support"
-        )
-    try:
-        # A size traced by Dynamo is a symbol with a hint, its example's size.
-        shape = tuple(int(s) for s in val.shape)
-    except GuardOnDataDependentSymNode:
-        # nonzero, unique, masked_select...: a size without a hint, known
-        # only from the values.
-        sizes = ", ".join(str(s) for s in val.shape)
-        raise TircError(
-            f"{where} has a shape that depends on the data ([{sizes}]); tirc compiles static shapes only"
-        ) from None
-    return TensorType(dtype, shape)
-
-
-# ---- locations: which frame of a node's stack trace is the user's line
-
-
-def _frames(node) -> list[tuple[str, int]]:
-    return [(f, int(line)) for f, line in _FRAME.findall(node.meta.get("stack_trace") or "")]
-
-
-def _source_locator(source: str, source_path: str | None):
-    """Locations of nodes (from their stack traces) in the traced program's own file."""
-    want = os.path.realpath(source_path) if source_path else None
-    return lambda node: _in_source(_frames(node), source, want)
-
-
-def _in_source(frames, source: str, want: str | None) -> Loc | None:
-    """The innermost of (file, line) `frames` in the program's own file (by
-    its real path `want`, else by name)."""
-    for filename, line in reversed(frames):
-        if want and os.path.realpath(filename) == want:
-            return Loc(source, line)
-    for filename, line in reversed(frames):
-        if os.path.basename(filename) == source:
-            return Loc(source, line)
-    return None
-
-
-def _exported_loc(node) -> Loc | None:
-    """An exported program names no source file: the innermost frame outside
-    torch itself is the user's line (`self.lin(x)`, not nn.Linear's forward)."""
-    for filename, line in reversed(_frames(node)):
-        if not os.path.realpath(filename).startswith(_TORCH_DIR + os.sep):
-            return Loc(os.path.basename(filename), line)
-    return None
-
-
-# ---- the FX graph -> graph ops
-
-
-@dataclass
-class _Graph:
-    """An FX graph converted: inputs, ops, the copies back into inputs
-    (`update` lines) and the values the graph's output node returns."""
-
-    inputs: list[Input] = field(default_factory=list)
-    ops: list[GraphOp] = field(default_factory=list)
-    updates: list[tuple[Value, Value]] = field(default_factory=list)
-    outputs: list[Value] = field(default_factory=list)
-
-    def module(self, source: str, options_pairs) -> Module:
-        module = Module(
-            stage="capture",
-            source=source,
-            version=VERSION,
-            options=options_pairs,
-            inputs=self.inputs,
-            graph=self.ops,
-            outputs=tuple(self.outputs),
-            updates=tuple(self.updates),
-        )
-        # What seeded replay must draw (token ids below the vocabulary size...).
-        ranges = input_ranges(module)
-        for inp in module.inputs:
-            inp.range = ranges.get(inp.value)
-        return module
-
-
-def _convert_arg(arg, env, where: str):
-    if isinstance(arg, torch.fx.Node):
-        return env[arg]
-    if isinstance(arg, (list, tuple)):
-        return tuple(_convert_arg(a, env, where) for a in arg)
-    if isinstance(arg, torch.dtype):
-        name = from_torch(arg)
-        if name is None:
-            raise TircError(f"{where}: dtype {arg} is not supported")
-        return Enum(name)
-    if isinstance(arg, torch.device):
-        return Device(str(arg))
-    if isinstance(arg, (torch.layout, torch.memory_format)) and arg in _ENUM_NAMES:
-        return Enum(_ENUM_NAMES[arg])
-    if arg is None or isinstance(arg, (bool, int, float, str)):
-        return arg
-    raise TircError(f"{where}: argument {arg!r} of type {type(arg).__name__} is not supported")
-
-
-def _update(graph: _Graph, target: Value, value, loc: Loc | None = None) -> tuple[Value, Value]:
-    """The `update` of `target` with `value`, converted to the target's dtype
-    as `copy_` converts (a decomposition's copy may write another dtype:
-    training batch norm's float32 running statistics into half buffers); the
-    conversion is appended to the graph. (Functionalization broadcasts a
-    smaller value itself.)"""
-    if not isinstance(value, Value):
-        raise TircError("an input is updated with something that is not a tensor")
-    if value.type.shape != target.type.shape:
-        raise TircError(
-            f"an input of shape {list(target.type.shape)} is updated with a value of shape "
-            f"{list(value.type.shape)}"
-        )
-    if value.type.dtype != target.type.dtype:
-        kwargs = (("dtype", Enum(target.type.dtype)),)
-        result = TensorType(target.type.dtype, target.type.shape)
-        value = _append(graph, "aten._to_copy.default", (value,), kwargs, result, loc)
-    return target, value
-
-
-def _append(graph: _Graph, target: str, args: tuple, kwargs: tuple, result: TensorType, loc) -> Value:
-    value = Value("", result)
-    graph.ops.append(GraphOp((value,), target, args, kwargs, loc))
-    return value
-
-
-def _op_name(target) -> str:
-    return f"{target.namespace}.{target._opname}.{target._overloadname}"
-
-
-def _mutates(target) -> bool:
-    if not isinstance(target, torch._ops.OpOverload):
-        return False
-    return any(a.alias_info is not None and a.alias_info.is_write for a in target._schema.arguments)
-
-
-def _mutation_error(node, locate) -> TircError:
-    """Capture re-functionalizes graphs whose decompositions mutate (see
-    _refunctionalize), so a mutation left here is one tirc cannot follow."""
-    loc = locate(node)
-    first = node.args[0] if node.args else None
-    if isinstance(first, torch.fx.Node) and first.op == "placeholder":
-        # Functionalization turns value updates of inputs into copy_; what is
-        # left changes an input's shape or strides (t_, unsqueeze_, resize_).
-        message = (
-            f"{_op_name(node.target)} changes the shape or strides of an input in place "
-            "(t_, unsqueeze_, an out= of another size); tirc follows updates of values only: "
-            "use the out-of-place op"
-        )
-    else:
-        message = f"{_op_name(node.target)} mutates a tensor that is not an input; tirc cannot follow it"
-    return TircError(message, loc.file if loc else None, loc.line if loc else None)
-
-
-def _graph_op(node, env, locate) -> GraphOp:
-    target = node.target
-    if not isinstance(target, torch._ops.OpOverload):
-        raise TircError(f"unsupported call to {target} in the traced graph")
-    name = _op_name(target)
-    loc = locate(node)
-    val = node.meta.get("val")
-    # A None among several results (an unused optional output) is no value.
-    vals = [v for v in val if v is not None] if isinstance(val, (tuple, list)) else [val]
-    try:
-        results = tuple(Value("", _tensor_type(v, f"{name} gives a result that")) for v in vals)
-    except TircError as err:
-        # Neither lowered nor run through ATen: name the op at the user's line.
-        raise TircError(err.message, loc.file if loc else None, loc.line if loc else None) from None
-    args = tuple(_convert_arg(a, env, name) for a in node.args)
-    kwargs = tuple(sorted((k, _convert_arg(v, env, name)) for k, v in node.kwargs.items()))
-    return GraphOp(results, name, args, kwargs, loc)
-
-
-def _convert(gm, inputs, names, locate) -> _Graph:
-    """Convert `gm`'s graph; `inputs` and `names` go with its placeholders in order."""
-    env: dict = {}
-    updated: dict = {}  # copy_ node -> the input it updates
-    graph = _Graph()
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    for k, (node, tensor, name) in enumerate(zip(placeholders, inputs, names)):
-        ttype = _tensor_type(tensor, f"input '{name}'")
-        btype = BufferType(ttype.dtype, ttype.shape, tuple(int(s) for s in tensor.stride()))
-        value = Value(_sanitize(name), btype)
-        device = "cuda" if tensor.device.type == "cuda" else tensor.device.type
-        graph.inputs.append(Input(value, device, k))
-        env[node] = value
-    for node in gm.graph.nodes:
-        if node.op == "call_function" and node.target is torch.ops.aten.copy_.default:
-            if node.args[0].op != "placeholder":
-                raise _mutation_error(node, locate)
-            # Functionalization's copy back into a mutated input. The ops
-            # after it that read the copy read the new value; an output that
-            # is the copy is the input itself (the caller's tensor, updated).
-            target = env[node.args[0]]
-            graph.updates = [u for u in graph.updates if u[0] is not target]
-            graph.updates.append(_update(graph, target, env[node.args[1]], locate(node)))
-            env[node] = graph.updates[-1][1]
-            updated[node] = target
-        elif node.op == "call_function" and node.target is operator.getitem:
-            env[node] = env[node.args[0]][node.args[1]]
-        elif node.op == "call_function" and node.meta.get("val") is None and not node.users:
-            continue  # a check with no result (aten._linalg_check_errors)
-        elif node.op == "call_function" and _mutates(node.target):
-            raise _mutation_error(node, locate)
-        elif node.op == "call_function":
-            op = _graph_op(node, env, locate)
-            graph.ops.append(op)
-            val = node.meta.get("val")
-            if isinstance(val, (tuple, list)):
-                results = iter(op.results)
-                env[node] = tuple(None if v is None else next(results) for v in val)
-            else:
-                env[node] = op.results[0]
-        elif node.op == "get_attr":
-            raise TircError(
-                f"the traced graph holds a constant tensor '{node.target}'; "
-                "constants are not supported yet (pass it as an input)"
-            )
-        elif node.op == "output":
-            flat = node.args[0]
-            flat = list(flat) if isinstance(flat, (tuple, list)) else [flat]
-            for k, out in enumerate(flat):
-                if not isinstance(out, torch.fx.Node) or not isinstance(env.get(out), Value):
-                    what = type(out).__name__ if not isinstance(out, torch.fx.Node) else "not a tensor"
-                    raise TircError(
-                        f"output {k} (of the program's outputs, flattened) is {what}; "
-                        "every output must be a tensor computed by the program or an input"
-                    )
-            graph.outputs = [updated.get(o, env[o]) for o in flat]
-        elif node.op != "placeholder":
-            raise TircError(f"unsupported FX node '{node.op}'")
-    return graph

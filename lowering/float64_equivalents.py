@@ -1,9 +1,9 @@
 """Float64 stand-ins for the ops tirc emits that have no float64 kernel.
 
 `tirc replay` takes a second look at a float32 difference by running the
-dump's program in float64 (every f32 of its text made f64). A few ops the
+dump's program in float64 (every f32 of it made f64: lowering.widened). A few ops the
 compiler may emit take no float64 operands: oneDNN's linear, which
-codegen/extern_select.py picks at compile time where it times faster than
+codegen/cpp_extern_select.py picks at compile time where it times faster than
 ATen's addmm, accepts only float, bfloat16 and half. On float64 operands the
 reference interpreter calls an ATen op that computes the same and has a
 float64 kernel instead. Generated code never comes here: it calls the op the

@@ -26,9 +26,9 @@ CONVOLUTION = "aten.convolution.default"
 
 # Channels-last time over NCHW time of a convolution, by kind, on the GPU
 # (cuDNN, fp32 and bf16). A grouped convolution with several input channels
-# per group can be much slower channels-last (Inductor measured 31x for one
-# such shape and skips the layout for it); depthwise and dense ones are
-# faster (cuDNN's dense ones 1.36-1.58x on an H100, fp32).
+# per group can be much slower channels-last (Inductor skips the layout for
+# such shapes); depthwise and dense ones are faster (measured:
+# docs/design-notes.md, "Lowering").
 _GPU_RATIO = {"dense": 0.75, "depthwise": 0.85, "grouped": 1.5}
 
 
@@ -41,8 +41,10 @@ class LayoutPlan:
 KEEP = LayoutPlan(False, "")
 
 
-def decide_layout(module: Module, mode: str, device: str) -> LayoutPlan:
-    """Whether the module's convolutions run channels-last, and why."""
+def decide_layout(module: Module, mode: str, device: str, backend_gains: bool) -> LayoutPlan:
+    """Whether the module's convolutions run channels-last, and why;
+    `backend_gains`: whether the backend's kernels gain from it where the
+    convolutions do (its target's `channels_last`)."""
     convs = [op for op in module.graph if op.target == CONVOLUTION and _rank(op) in (4, 5)]
     if not convs:
         return KEEP  # nothing to decide: the dump prints no decision
@@ -52,6 +54,8 @@ def decide_layout(module: Module, mode: str, device: str) -> LayoutPlan:
         return LayoutPlan(True, "option layout=channels-last")
     if device == "cpu":
         return _cpu_decision(convs)
+    if not backend_gains:
+        return LayoutPlan(False, f"{len(convs)} convolution(s), for a backend whose kernels run NCHW faster")
     flops = {kind: 0 for kind in _GPU_RATIO}
     for op in convs:
         flops[_kind(op)] += _flops(op)
@@ -64,13 +68,11 @@ def decide_layout(module: Module, mode: str, device: str) -> LayoutPlan:
 
 
 def _cpu_decision(convs: list) -> LayoutPlan:
-    """oneDNN runs most convolutions faster in NHWC (1.3-3.6x on a 2-core
-    EPYC for ResNet and MobileNet shapes; a 7x7 depthwise one 0.9x), and
-    Inductor's CPU backend always
-    takes it; but tirc's C++ kernels over channels-last maps cost more than
-    that saves: ResNet-18 at 2x3x64x64 took 48 ms channels-last against 32
-    NCHW, and conv + BN + ReLU6 11.1 ms against 6.4 (docs/design-notes.md).
-    NCHW until those kernels are fixed; `layout=channels-last` forces it."""
+    """oneDNN runs most convolutions faster in NHWC, and Inductor's CPU
+    backend always takes it; but with tirc's C++ kernels over the maps,
+    channels-last makes some programs faster and others slower, and no rule
+    by convolution kind separates them (measured: docs/design-notes.md,
+    "Lowering"). NCHW, then; `layout=channels-last` forces it."""
     return LayoutPlan(False, f"{len(convs)} convolution(s) on the CPU, where tirc's kernels run NCHW faster")
 
 

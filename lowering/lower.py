@@ -51,7 +51,7 @@ EXTERN_OPS = frozenset(
         "aten.addmm.default",
         "aten.baddbmm.default",
         "aten.convolution.default",
-        # oneDNN's linear, where it times faster than addmm (codegen/extern_select.py).
+        # oneDNN's linear, where it times faster than addmm (codegen/cpp_extern_select.py).
         "mkldnn._linear_pointwise.default",
         # A view handed to an extern call without a copy (Lowering.strided_view).
         "aten.as_strided.default",
@@ -396,7 +396,8 @@ def _tensors(args):
 
 def lower(module: Module, ctx=None) -> Module:
     mode = ctx.options.layout if ctx is not None else "keep"
-    plan = decide_layout(module, mode, "cuda" if module_device(module).startswith("cuda") else "cpu")
+    device = "cuda" if module_device(module).startswith("cuda") else "cpu"
+    plan = decide_layout(module, mode, device, ctx is not None and ctx.target.channels_last)
     state = Lowering(module, plan)
     made_by = {}
     for op in module.graph:

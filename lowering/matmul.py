@@ -4,11 +4,12 @@
 nn.MultiheadAttention's projections, sequence first) decomposes to
 `bmm(x, expand(W))`. An extern call's broadcast argument is materialised,
 which made one copy of W per batch element: a BERT layer's [768, 2304]
-projection 32 times, 226 MB written and read per call (the layer ran 18x
-eager's time on the CPU, 3x on an H200). Eager's matmul folds the batch
-into the rows instead, and so does this rule: `mm(x as [B*M, K], W)` seen
-as [B, M, N]. `x` is copied when it is not a view of rows (B*M*K elements,
-the size of the product's input, not of W's broadcast).
+projection 32 times, 226 MB written and read per call, and the layer many
+times slower than eager (measured: docs/design-notes.md, "Lowering").
+Eager's matmul folds the batch into the rows instead, and so does this
+rule: `mm(x as [B*M, K], W)` seen as [B, M, N]. `x` is copied when it is
+not a view of rows (B*M*K elements, the size of the product's input, not
+of W's broadcast).
 """
 
 from __future__ import annotations

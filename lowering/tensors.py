@@ -196,7 +196,8 @@ def _reshaped_buffer(x: LTensor, size: list[int], blocks) -> LTensor:
     flat index times the run's stride, with no division or modulo (which
     the index simplifier cannot always take back out: a full `x.flatten()`
     of a contiguous [4, 128, 32, 32] was a sum of four divisions and modulos
-    per load, and its C++ reduction ran 4.7x slower than eager)."""
+    per load, and its C++ reduction much slower than eager's; measured:
+    docs/design-notes.md, "Lowering")."""
     strides = x.buffer.type.strides
 
     def offset(idx):

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ir_text import TircError
+from ir_text import STAGES, TircError
 
 CHILD_ENV = "TIRC_DETERMINISM_CHILD"
 CAPTURE_DUMP = "01-capture.tir"
@@ -31,18 +31,21 @@ _ROOT = Path(__file__).resolve().parents[1]
 
 
 class Recorder:
-    """A dump writer (`wants`, `write`) that keeps every file's bytes and
-    passes on to `writer` (or nowhere) the files that it wants."""
+    """A dump writer (`wants`, `write`) that keeps every stage's file's bytes
+    and passes on to `writer` (or nowhere) the files that it wants. A step's
+    dump (`04-fusion.fuse.tir`) is passed on but not kept: the second run
+    writes stages only."""
 
     def __init__(self, writer):
         self.writer = writer
         self.files: dict[str, bytes] = {}
 
     def wants(self, stage: str) -> bool:
-        return True
+        return stage in STAGES or (self.writer is not None and self.writer.wants(stage))
 
     def write(self, filename: str, data: str | bytes, stage: str, module=None) -> None:
-        self.files[filename] = data if isinstance(data, bytes) else data.encode()
+        if stage in STAGES or stage == "codegen":
+            self.files[filename] = data if isinstance(data, bytes) else data.encode()
         # output_code.py goes to every dump directory, as compile_module does.
         if self.writer is not None and (stage == "codegen" or self.writer.wants(stage)):
             self.writer.write(filename, data, stage, module)

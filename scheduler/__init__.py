@@ -6,8 +6,9 @@ from .iteration import KernelSpace, Refused, kernel_space
 from .memplan import KernelIO, extern_kernels, kernel_io, plan_memory
 from .memplan_check import check_memplan, peak_memory
 from .plan_check import check_plan
-from .schedule import check_facts, schedule
+from .schedule import check_facts, derive_facts, drop_dead, inline, schedule
 from .split import SplitRule
+from .target import Target
 
 __all__ = [
     "compute_facts",
@@ -29,5 +30,9 @@ __all__ = [
     "check_plan",
     "check_facts",
     "schedule",
+    "inline",
+    "drop_dead",
+    "derive_facts",
     "SplitRule",
+    "Target",
 ]

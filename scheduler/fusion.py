@@ -16,7 +16,7 @@ from ir_text import Kernel, Module, Refusal, Symbol, to_torch, value_names
 from .deps import node_reads
 from .iteration import kernel_group
 from .legality import Graph, nests_reason, refusal_reason
-from .split import SplitRule
+from .target import Target
 
 MAX_ROUNDS = 10
 # Horizontal pairs (no producer between them) further apart than this in
@@ -76,13 +76,15 @@ class _Merges:
 
 
 def plan_groups(
-    module: Module, options, split: SplitRule | None = None
+    module: Module, options, target: Target
 ) -> tuple[list[list[list[int]]], dict[tuple[int, int], str]]:
     """The kernels (each a list of loop nests, each a list of node indices)
     and the reasons of the pairs left apart. Two phases: nodes fuse into
-    shared loop nests (a reduction the backend splits, `split`, keeping one
-    pass); then, on the cpp backend, whole kernels whose nests cannot share
-    loops join as consecutive loop nests (`legality.nests_reason`)."""
+    shared loop nests (a reduction the target splits keeping one pass);
+    then, on a target whose kernels run several loop nests, whole kernels
+    whose nests cannot share loops join as consecutive loop nests
+    (`legality.nests_reason`)."""
+    split = target.split_rule()
     graph = Graph(module)
     names = value_names(module)
     merges = _Merges(len(graph.nodes), options)
@@ -118,7 +120,7 @@ def plan_groups(
             size = sum(len(nest) for nest in nests or ())
             if nests is None or size > options.max_fusion_size:
                 continue
-            if nests_reason(graph, nests, options, names, merges.group) is None:
+            if nests_reason(graph, nests, target, names, merges.group) is None:
                 merges.merge(a, b, nests)
                 changed = True
         if not changed:
@@ -163,11 +165,12 @@ def _kernel_order(graph: Graph, kernels: list[list[list[int]]]) -> list[list[lis
     return order
 
 
-def fuse(module: Module, ctx, split: SplitRule | None = None) -> Module:
-    """The fusion plan; `split` is the backend's rule for reductions over few
-    long rows (codegen.split_rule), which the backend then splits
-    (codegen.split_reductions writes each kernel's split factor)."""
-    kernels, refused = plan_groups(module, ctx.options, split)
+def fuse(module: Module, ctx) -> Module:
+    """The fusion plan for the backend `ctx.target` describes (target.py):
+    reductions over few long rows that it splits are kept one pass, and
+    the backend then splits them (codegen's fusion.split-reductions step
+    writes each kernel's split factor)."""
+    kernels, refused = plan_groups(module, ctx.options, ctx.target)
     nodes = module.nodes
     out = []
     for n, nests in enumerate(kernels):

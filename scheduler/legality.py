@@ -89,17 +89,18 @@ def kernel_reason(graph: Graph, members: list[int], names, group=None) -> str | 
     return cycle_reason(graph, members, names, group)
 
 
-def nests_reason(graph: Graph, nests: list[list[int]], options, names, group=None) -> str | None:
+def nests_reason(graph: Graph, nests: list[list[int]], target, names, group=None) -> str | None:
     """Why loop nests (each a list of members that shares one iteration
     space) may not run one after the other in one kernel. As Inductor's C++
     backend, which puts loop nests of compatible sizes in one function (one
-    OpenMP region): only for the cpp backend, sizes related (`_compatible`),
+    OpenMP region): only on a target whose kernels run loop nests
+    (`Target.loop_nests`), sizes related (`_compatible`),
     every nest reading
     only what earlier nests computed, and no cycle through another kernel."""
     if len(nests) < 2:
         return None
-    if options.backend != "cpp":
-        return "[nests] loop nests share a kernel on the cpp backend only"
+    if not target.loop_nests:
+        return f"[nests] a kernel of the {target.name} backend runs one loop nest"
     members = sorted(k for nest in nests for k in nest)
     kind = kind_reason(graph, members, names, scans_alone=False)
     if kind:

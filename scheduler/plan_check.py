@@ -8,16 +8,17 @@ from ir_text import error_at, format_attrs, value_names
 
 from .fusion import kernel_attrs
 from .legality import Graph, kernel_reason, nests_reason
-from .split import SplitRule, attribute_reason
+from .split import attribute_reason
+from .target import Target
 
 # Kernel attributes a person (or the Triton tuner, or the split choice) may
 # set; the others are derived facts, which must match the kernel's nodes.
 SETTABLE = ("split", "triton_config")
 
 
-def check_plan(module, options, split: SplitRule | None = None) -> None:
-    """Check a fusion plan; `split` is the backend's rule for reductions over
-    few long rows (codegen.split_rule; None: the backend splits none)."""
+def check_plan(module, options, target: Target) -> None:
+    """Check a fusion plan for the backend `target` describes (target.py)."""
+    split = target.split_rule()
     graph = Graph(module)
     names = value_names(module)
     owner: dict[int, object] = {}
@@ -39,8 +40,8 @@ def check_plan(module, options, split: SplitRule | None = None) -> None:
             raise error_at(node.pos, f"[one-kernel-per-node] {names[id(node.result)]} is in no kernel")
     done: set[int] = set()
     for kernel in module.kernels:
-        _check_kernel(graph, kernel, owner, done, names, options)
-        _check_split(graph, kernel, names, options, split)
+        _check_kernel(graph, kernel, owner, done, names, options, target)
+        _check_split(graph, kernel, names, target, split)
         done.update(graph.index[id(v)] for v in kernel.nodes)
     nest_of = {
         id(v): (kernel.name.name, j)
@@ -58,7 +59,7 @@ def check_plan(module, options, split: SplitRule | None = None) -> None:
             )
 
 
-def _check_kernel(graph, kernel, owner, done, names, options) -> None:
+def _check_kernel(graph, kernel, owner, done, names, options, target: Target) -> None:
     nests = [[graph.index[id(v)] for v in nest] for nest in kernel.loop_nests()]
     members = [k for nest in nests for k in nest]
     label = f"@{kernel.name.name}"
@@ -83,7 +84,7 @@ def _check_kernel(graph, kernel, owner, done, names, options) -> None:
         reason = kernel_reason(graph, nest, names)
         if reason:
             raise error_at(kernel.pos, f"{label}: {reason}")
-    reason = nests_reason(graph, nests, options, names)
+    reason = nests_reason(graph, nests, target, names)
     if reason:
         raise error_at(kernel.pos, f"{label}: {reason}")
     want = kernel_attrs([graph.nodes[k] for k in nests[0]])
@@ -92,12 +93,12 @@ def _check_kernel(graph, kernel, owner, done, names, options) -> None:
         raise error_at(kernel.pos, f"[stale-fact] {label}: attributes should be {format_attrs(want)}")
     pinned = dict(kernel.attrs).get("triton_config")
     if pinned is not None:
-        reason = _launch_reason(pinned, [graph.nodes[k] for k in members], options)
+        reason = _launch_reason(pinned, [graph.nodes[k] for k in members], target)
         if reason:
             raise error_at(kernel.pos, f"[triton-config] {label}: {reason}")
 
 
-def _check_split(graph, kernel, names, options, split) -> None:
+def _check_split(graph, kernel, names, target: Target, split) -> None:
     attrs = dict(kernel.attrs)
     if "split" not in attrs:
         return
@@ -106,18 +107,18 @@ def _check_split(graph, kernel, names, options, split) -> None:
         reason = "a kernel of several loop nests is never split"
     else:
         pinned = attrs.get("triton_config")
-        reason = attribute_reason(attrs["split"], nodes, names, split, options.backend, pinned)
+        reason = attribute_reason(attrs["split"], nodes, names, split, target.name, pinned)
     if reason:
         raise error_at(kernel.pos, f"[split] @{kernel.name.name}: {reason}")
 
 
-def _launch_reason(value, nodes, options) -> str | None:
+def _launch_reason(value, nodes, target: Target) -> str | None:
     """Why a `triton_config = [XBLOCK, RBLOCK, num_warps, num_stages]` cannot
     launch the kernel, or None. A kernel that neither reduces nor scans reads
     the second block as YBLOCK: a 2-D tile, or 0 for a 1-D block. Triton
     wants power-of-two blocks of at most 2**20 elements."""
-    if options.backend != "triton":
-        return f"a Triton launch config on the {options.backend} backend"
+    if not target.launch_configs:
+        return f"a launch config on the {target.name} backend, whose kernels take none"
     if not (isinstance(value, tuple) and len(value) == 4 and all(type(v) is int for v in value)):
         return "expected four integers [XBLOCK, RBLOCK, num_warps, num_stages]"
     xblock, rblock, warps, stages = value

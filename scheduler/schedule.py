@@ -13,12 +13,27 @@ from .order import live_nodes
 
 
 def schedule(module: Module, ctx=None) -> Module:
+    """The stage's three steps in order (the pipeline runs them by name)."""
+    return derive_facts(drop_dead(inline(module, ctx), ctx), ctx)
+
+
+def inline(module: Module, ctx=None) -> Module:
     """Inline cheap pointwise nodes into readers that cannot fuse with them
-    (not with `fusion=false`, which keeps one kernel per lowered node), drop
-    dead nodes, and derive the facts."""
+    (not with `fusion=false`, which keeps one kernel per lowered node)."""
     if ctx is None or ctx.options.fusion:
         module = inline_pointwise(module)
-    out = dataclasses.replace(module, stage="schedule", nodes=live_nodes(module))
+    return dataclasses.replace(module, stage="schedule", facts=None)
+
+
+def drop_dead(module: Module, ctx=None) -> Module:
+    """Drop the nodes that no output or update needs."""
+    return dataclasses.replace(module, stage="schedule", facts=None, nodes=live_nodes(module))
+
+
+def derive_facts(module: Module, ctx=None) -> Module:
+    """The schedule facts, derived from the loop nodes (a re-fed dump's are
+    checked against the same derivation)."""
+    out = dataclasses.replace(module, stage="schedule")
     out.facts = compute_facts(out)
     return out
 

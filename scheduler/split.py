@@ -19,7 +19,7 @@ from .iteration import kernel_group, kernel_space
 @dataclass(frozen=True)
 class SplitRule:
     """What a backend that splits reductions tells the scheduler
-    (codegen.split_rule): it splits a one-pass kernel into fewer than
+    (its `Target.split`): it splits a one-pass kernel into fewer than
     `max_rows` rows of at least `min_rnumel` elements when every reduction
     is one of `kinds` (partials the reduction itself combines), into at most
     `max_count` chunks per row."""

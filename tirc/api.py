@@ -44,7 +44,8 @@ class CompiledProgram:
     def __init__(self, call, lifted, out_spec, compiled, arity: int, root=None, graphs: str | None = None):
         self._call = call
         # Detached once: they share storage with the parameters, so in-place
-        # updates (an optimizer step) are seen; detaching per call cost ~0.5 us each.
+        # updates (an optimizer step) are seen; detaching per call cost time
+        # every call (measured: docs/design-notes.md, "Known gaps").
         self._lifted = [t.detach() for _, t in lifted]
         # Where each parameter and buffer of the module `root` is held, to see
         # one replaced (`m.weight = nn.Parameter(...)`, `m.half()`) at a call.
@@ -168,7 +169,8 @@ def _holders(root: torch.nn.Module, lifted) -> list[_Holder]:
 def _mode_dependent(root: torch.nn.Module) -> list[tuple[torch.nn.Module, bool]]:
     """(module, its training flag) for the submodules whose forward names
     `training` (batch norm, dropout, a user's `if self.training`): checked at
-    every call, so only those (0.1 us each), not every Linear of a model."""
+    every call, so only those, not every Linear of a model (measured:
+    docs/design-notes.md, "Known gaps")."""
     modes = []
     for module in root.modules():
         code = getattr(type(module).forward, "__code__", None)

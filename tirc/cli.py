@@ -13,6 +13,7 @@ import sys
 import warnings
 from pathlib import Path
 
+from codegen import BACKENDS
 from ir_text import STAGES, TircError, parse, print_ir, printable
 from repro import diff_modules
 
@@ -23,6 +24,7 @@ from .reducing import reduce_command
 from .dumps import write_atomic
 from .pipeline import Context, check_module
 from .sources import load_dump, read_saved_input, read_text
+from .steps import WHOLE_STEPS
 
 EXIT_OK, EXIT_MISMATCH, EXIT_ERROR = 0, 1, 2
 
@@ -43,13 +45,23 @@ def build_parser() -> argparse.ArgumentParser:
         "source", help="a .py file (class Model + get_inputs), a .pt2 file (torch.export.save) or a .tir dump"
     )
     c.add_argument("--entry", help="compile this function of the .py file instead of Model")
-    c.add_argument("--backend", choices=("cpp", "triton"))
+    c.add_argument("--backend", choices=sorted(BACKENDS))
     c.add_argument("--device", choices=("cpu", "cuda"))
     c.add_argument(
-        "--dump-after", metavar="STAGES", help=f"comma-separated stages ({','.join(STAGES)}) or all"
+        "--dump-after",
+        metavar="STAGES",
+        help=f"comma-separated stages ({','.join(STAGES)}), whole steps ({','.join(WHOLE_STEPS)}) or all",
     )
     c.add_argument("--dump-dir", metavar="DIR", help="where dumps go (default: tirc-dump)")
-    c.add_argument("--stop-after", metavar="STAGE", help="stop after this stage")
+    c.add_argument(
+        "--stop-after", metavar="STAGE", help="stop after this stage or whole step (see --dump-after)"
+    )
+    c.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write the IR text of the last stage run (--stop-after's, else memplan's) to FILE, or - for stdout",
+    )
     c.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     c.add_argument("--check", action="store_true", help="run and compare with eager PyTorch")
     c.add_argument(
@@ -60,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("replay", help="run a dump's remaining stages and check the result")
     r.add_argument("file")
-    r.add_argument("--backend", choices=("cpp", "triton"))
+    r.add_argument("--backend", choices=sorted(BACKENDS))
     r.add_argument("--device", choices=("cpu", "cuda"))
     r.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
 
@@ -84,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="crash[:REGEX] | mismatch | cmd:SHELL (the candidate's path is {} or the last argument)",
     )
     red.add_argument("-o", "--output", metavar="OUT.tir", help="where the reduced dump goes")
-    red.add_argument("--backend", choices=("cpp", "triton"))
+    red.add_argument("--backend", choices=sorted(BACKENDS))
     red.add_argument("--device", choices=("cpu", "cuda"))
     red.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     return parser
@@ -159,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         text = str(err).strip().splitlines()
         stage = getattr(err, "tirc_pass", None)
+        step = getattr(err, "tirc_step", None)
         where = f" in pass {stage}" if stage else ""
+        where += f" (step {step})" if step else ""
         print(
             printable(
                 f"tirc: internal error{where}: {type(err).__name__}: {text[0] if text else ''}"

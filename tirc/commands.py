@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
 import torch
 
 from codegen import random_input
-from ir_text import TircError, first_line, is_float, parse, print_ir, printable, to_torch
-from lowering import copy_with_layout, fallback_ops, interpret
+from ir_text import TircError, first_line, is_float, print_ir, printable, to_torch
+from lowering import copy_with_layout, fallback_ops, interpret, widened
 from repro import check_rerun, compile_args, recording
 from scheduler import extern_kernels
 
 from .compare import Mismatch, compare_outputs
 from .compiler import capture_program, compile_module, options_of, parse_dump_after
 from .crash import Reproducers
-from .dumps import DumpWriter, serialize_input
+from .dumps import DumpWriter, serialize_input, write_atomic
 from .options import Options
 from .pipeline import Context, check_module
 from .sources import load_dump, load_exported, load_python, load_saved_input, read_saved_input, read_text
@@ -111,6 +110,7 @@ def _compile(args) -> int:
         module, options, dump, args.stop_after, capture_text=text, repro=repro, cache=True
     )
     check_rerun(dump, compile_args(args))
+    _write_output(args.output, compiled.module)
     _summary(compiled, options, writer)
     if not args.check:
         return EXIT_OK
@@ -159,10 +159,24 @@ def _compile_dump(args, stages: set[str], dump_dir: str | None) -> int:
     dump = recording(options, writer)  # check_determinism: keeps every file to compare
     compiled = compile_module(module, options, dump, args.stop_after, repro=repro)
     check_rerun(dump, compile_args(args))
+    _write_output(args.output, compiled.module)
     _summary(compiled, options, writer)
     if not args.check:
         return EXIT_OK
     return _check_dump(module, compiled.load().call, inputs)
+
+
+def _write_output(output: str | None, module) -> None:
+    """`-o FILE`: the final module's text, to FILE (atomically) or, for `-`,
+    to stdout, which then holds nothing else (the summary goes to stderr)."""
+    if output is None:
+        return
+    text = print_ir(module)
+    if output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        write_atomic(Path(output), text)
 
 
 def _summary(compiled, options: Options, writer: DumpWriter | None) -> None:
@@ -233,14 +247,14 @@ def _reference(module, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
 
 
 def _float64_reference(module, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
-    """The dump's program run in float64 (every f32 of its text made f64), as
+    """The dump's program run in float64 (every f32 made f64: lowering.widened), as
     a reference for float32 outputs. Ops without a float64 kernel run through
     their float64 stand-ins (lowering.FLOAT64_EQUIVALENTS). When the program
     still does not run, TircError says why (at the op without a float64
     kernel, where that is the cause): no reference is no verdict."""
     wide = None
     try:
-        wide = parse(re.sub(r"\bf32\b", "f64", print_ir(module)), "float64-reference")
+        wide = widened(module, "f32", "f64")
         with torch.no_grad():
             outputs = interpret(
                 wide,
@@ -254,8 +268,10 @@ def _float64_reference(module, inputs: list[torch.Tensor]) -> list[torch.Tensor]
 
 
 def _position_in(module, wide, pos):
-    """Where in `module`'s file the op of `wide` (its float64 copy, parsed
-    from printed text) at `pos` is: the op at the same place in its list."""
+    """Where in `module`'s file the op of `wide` (its float64 copy,
+    lowering.widened) at `pos` is: the op at the same place in its list
+    (widened keeps the positions, so this is `pos` when `wide` came from
+    `module`)."""
     if wide is None or pos is None:
         return None
     ops = (lambda m: m.graph) if module.stage == "capture" else (lambda m: m.nodes)

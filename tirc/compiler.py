@@ -13,6 +13,7 @@ from .crash import Reproducers, run_pass
 from .dumps import DumpWriter
 from .options import Options
 from .pipeline import Context, dump_name, prebuild_kernels, read_back, run_stages
+from .steps import STEP_NAMES, WHOLE_STEPS, stage_of
 
 
 class Compiled:
@@ -44,6 +45,7 @@ class Compiled:
 
 
 def parse_dump_after(spec) -> set[str]:
+    """The stages and whole steps (steps.py) named by `--dump-after`."""
     if spec is None:
         return set()
     names = [spec] if isinstance(spec, str) else list(spec)
@@ -53,18 +55,33 @@ def parse_dump_after(spec) -> set[str]:
             name = name.strip()
             if name == "all":
                 wanted.update(STAGES)
-            elif name in STAGES:
-                wanted.add(name)
             elif name:
-                raise TircError(
-                    f"unknown stage '{name}' in --dump-after (expected {', '.join(STAGES)} or all)"
-                )
+                wanted.add(_stage_or_step(name, "--dump-after", " or all"))
     return wanted
 
 
 def check_stop_after(stop_after: str | None) -> None:
-    if stop_after is not None and stop_after not in STAGES:
-        raise TircError(f"unknown stage '{stop_after}' for --stop-after (expected {', '.join(STAGES)})")
+    if stop_after is not None:
+        _stage_or_step(stop_after, "--stop-after")
+
+
+def _stage_or_step(name: str, flag: str, more: str = "") -> str:
+    """`name` when it is a stage or a whole step; a step whose result is
+    part of its stage's work (steps.py) is no dump, and is refused with
+    the step that completes it."""
+    if name in STAGES or name in WHOLE_STEPS:
+        return name
+    if name in STEP_NAMES:
+        stage = stage_of(name)
+        whole = next(
+            n for n in WHOLE_STEPS if stage_of(n) == stage and STEP_NAMES.index(n) > STEP_NAMES.index(name)
+        )
+        raise TircError(
+            f"step '{name}' leaves part of the {stage} stage's work, which is no dump (its first whole step is {whole})"
+        )
+    raise TircError(
+        f"unknown stage or step '{name}' for {flag} (expected {', '.join(STAGES)}, {', '.join(WHOLE_STEPS)}{more})"
+    )
 
 
 def options_of(module: Module, overrides: list[str] | None = None, **fields) -> Options:
@@ -113,7 +130,7 @@ def compile_module(
     `cache`, a capture module compiled before (same text, same tirc) takes
     its code from the code cache when nothing asks for dumps."""
     check_stop_after(stop_after)
-    if stop_after is not None and STAGES.index(stop_after) < module.stage_index:
+    if stop_after is not None and STAGES.index(stage_of(stop_after)) < module.stage_index:
         raise TircError(f"--stop-after {stop_after} is before the input's stage ({module.stage})")
     module.options = options.to_pairs()
     key = None
@@ -137,10 +154,11 @@ def compile_module(
         if dump is not None and dump.wants(name):
             dump.write(dump_name(name), text, name, result)
 
-    codegen_follows = stop_after in (None, "memplan") and options.fault is None
-    on_pass = prebuild_kernels(ctx) if codegen_follows else None
-    final = run_stages(module, ctx, stop_after, on_stage, repro, on_pass)
-    if final.stage != "memplan":
+    codegen_follows = stop_after in (None, "memplan")
+    on_pass = prebuild_kernels(ctx) if codegen_follows and options.fault is None else None
+    steps = frozenset(n for n in WHOLE_STEPS if dump is not None and dump.wants(n))
+    final = run_stages(module, ctx, stop_after, on_stage, repro, on_pass, steps)
+    if final.stage != "memplan" or not codegen_follows:
         return Compiled(final, None)
     fault = options.fault
     miscompile = (

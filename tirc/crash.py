@@ -22,7 +22,7 @@ class InjectedFault(RuntimeError):
 
 
 def inject_crash(options: Options, stage: str) -> None:
-    """Raise inside `stage` when the options ask for a crash there."""
+    """Raise inside `stage` (a stage's or a step's name) when the options ask for a crash there."""
     fault = options.fault
     if fault is not None and fault.kind == "crash" and fault.stage == stage:
         raise InjectedFault(f"injected crash in pass {stage} (inject_fault={options.inject_fault})")
@@ -59,7 +59,9 @@ def crash_report(err: BaseException) -> list[str]:
     path = getattr(err, "tirc_reproducer", None)
     if path is None:
         return []
-    return [f"tirc: wrote {path}, the IR before pass {err.tirc_pass}; reproduce with: tirc replay {path}"]
+    step = getattr(err, "tirc_step", None)
+    before = f"pass {err.tirc_pass}" + (f" (it crashed in step {step})" if step else "")
+    return [f"tirc: wrote {path}, the IR before {before}; reproduce with: tirc replay {path}"]
 
 
 def run_pass(stage: str, module: Module, options: Options, repro: Reproducers | None, fn, *args):

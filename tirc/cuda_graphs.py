@@ -1,15 +1,15 @@
 """A compiled CUDA program replayed as one CUDA graph.
 
 A call of a whole CNN launches 100-250 kernels and ATen calls, and its host
-work (Python, one launch at a time) takes longer than the GPU's: ResNet-50
-at 16x224x224 (f32) ran 1.52 ms of kernels, as Inductor's, in calls of 3.4
-ms. After a first call that compiles and specialises every kernel, the
-second call is recorded into a CUDA graph; later calls copy their inputs
-into the graph's own and replay it, which launches the recorded work in one
-step. What a replay returns are fresh tensors (copies of the graph's
-outputs): a result is never overwritten by a later call. The copies cost
-GPU time: at its first recording, a replay and a plain call are timed, and
-the graph is kept only where it is the faster (`_pays`).
+work (Python, one launch at a time) takes longer than the GPU's (measured:
+docs/design-notes.md, "Triton kernels"). After a first call that
+compiles and specialises every kernel, the second call is recorded into a
+CUDA graph; later calls copy their inputs into the graph's own and replay
+it, which launches the recorded work in one step. What a replay returns
+are fresh tensors (copies of the graph's outputs): a result is never
+overwritten by a later call. The copies cost GPU time: at its first
+recording, a replay and a plain call are timed, and the graph is kept only
+where it is the faster (`_pays`).
 
 Where replaying would change what the program does, it is not used:
 `blocker` names why (the program writes into its inputs, checks values on
@@ -142,8 +142,8 @@ class GraphedCall:
         """Whether a replay (its inputs copied in, its outputs copied out)
         takes less than PAYS of a plain call's time, each timed from an idle
         GPU, the fastest of TIMINGS. A program the GPU's work bounds gains
-        nothing from a graph and pays for the copies: a variance of a
-        100 MB tensor took 81 us a call plainly and 116 us replayed (H200)."""
+        nothing from a graph and pays for the copies (measured:
+        docs/design-notes.md, "Triton kernels")."""
 
         def fastest(run) -> float:
             best = float("inf")

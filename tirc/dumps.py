@@ -72,7 +72,7 @@ def counts(module: Module) -> dict:
 # The files a compile writes into its dump directory, which an earlier
 # compile's may not outlive: a stale 05-memplan.tir beside a new 01-capture.tir
 # would replay another program without a word.
-_STAGE_FILE = re.compile(r"\d\d-[a-z]+\.tir")
+_STAGE_FILE = re.compile(r"\d\d-[a-z]+(\.[a-z-]+)?\.tir")
 _OWN_FILES = ("manifest.json", "output_code.py")
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from codegen import BACKENDS
 from ir_text import TircError
 
-BACKENDS = ("cpp", "triton")
+from .steps import STEP_NAMES
+
 DEVICES = ("cpu", "cuda")
 # Passes a fault can be injected into (`inject_fault=PASS:crash`): every stage
-# that runs on IR, and codegen. Capture has no IR before it to reproduce from.
+# that runs on IR, and codegen, or one step of a stage (steps.py). Capture
+# has no IR before it to reproduce from.
 FAULT_PASSES = ("lower", "schedule", "fusion", "memplan", "codegen")
 # Options for testing tirc itself: printed into a header only when set, so
 # ordinary dumps never show them.
@@ -53,8 +56,9 @@ class Options:
             raise TircError(f"unknown backend '{self.backend}' (expected {' or '.join(BACKENDS)})")
         if self.device not in DEVICES:
             raise TircError(f"unknown device {self.device!r} (expected {' or '.join(DEVICES)})")
-        if self.backend == "cpp" and self.device != "cpu":
-            raise TircError("the cpp backend runs on device cpu only")
+        devices = BACKENDS[self.backend].devices
+        if self.device not in devices:
+            raise TircError(f"the {self.backend} backend runs on device {' or '.join(devices)} only")
         if self.max_fusion_size < 1:
             raise TircError("max_fusion_size must be at least 1")
         if self.fusion_bisect_limit < -1:
@@ -142,10 +146,10 @@ def parse_fault(text: str) -> Fault:
     parts = text.split(":")
     usage = (
         "inject_fault takes PASS:crash (PASS: "
-        + ", ".join(FAULT_PASSES)
+        + ", ".join(FAULT_PASSES + STEP_NAMES)
         + ") or codegen:miscompile[:OP[@LINE][:N]] (LINE, N: 1 or more)"
     )
-    if len(parts) == 2 and parts[0] in FAULT_PASSES and parts[1] == "crash":
+    if len(parts) == 2 and parts[0] in FAULT_PASSES + STEP_NAMES and parts[1] == "crash":
         return Fault(parts[0], "crash")
     if 2 <= len(parts) <= 4 and parts[:2] == ["codegen", "miscompile"]:
         op, at, line = (parts[2] if len(parts) > 2 else "").partition("@")

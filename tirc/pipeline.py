@@ -1,7 +1,10 @@
 """The stage table and the driver: the pipeline is this list, read top to bottom.
 
-Each stage is (name, pass, check of a re-fed dump). Dumping, stopping and
-re-parsing hook around the passes, never inside them. After every stage the
+Each stage is (name, steps, check of a re-fed dump), each step a named part
+of the stage's pass (steps.py: faults, crash reports, --stop-after and
+--dump-after may name it). The backend's own steps come from its record
+(codegen's backend table): a step it has no part in passes the module on.
+Dumping, stopping and re-parsing hook around the steps, never inside them. After every stage the
 module is printed and parsed back, so the rest of the pipeline sees exactly
 what a dump of that stage holds: re-feeding a dump reproduces every later
 file byte for byte by construction. (It is read back without source
@@ -14,12 +17,23 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ir_text import STAGES, Module, TircError, named_ops, parse, print_ir, verify
-from codegen import prebuild, select_externs, split_reductions, split_rule, tune_launches
+from codegen import Backend, backend_named, prebuild, split_reductions
 from lowering import lower
-from scheduler import check_facts, check_memplan, check_plan, fuse, plan_memory, schedule
+from scheduler import (
+    Target,
+    check_facts,
+    check_memplan,
+    check_plan,
+    derive_facts,
+    drop_dead,
+    fuse,
+    inline,
+    plan_memory,
+)
 
-from .crash import Reproducers, run_pass
+from .crash import Reproducers, inject_crash, run_pass
 from .options import Options
+from .steps import STEPS, stage_of
 
 
 class InternalError(RuntimeError):
@@ -28,54 +42,90 @@ class InternalError(RuntimeError):
 
 @dataclass(frozen=True)
 class Context:
-    """What every pass may consult: the options. No ambient state."""
+    """What every pass may consult: the options, and the backend they name
+    (its record: what it renders, what the scheduler may plan for it). No
+    ambient state."""
 
     options: Options
+
+    @property
+    def backend(self) -> Backend:
+        return backend_named(self.options.backend)
+
+    @property
+    def target(self) -> Target:
+        return self.backend.target
+
+
+@dataclass(frozen=True)
+class Step:
+    """One named part of a stage's pass (steps.py says which may be stopped
+    after and dumped)."""
+
+    name: str
+    run: Callable[[Module, Context], Module]
 
 
 @dataclass(frozen=True)
 class Stage:
     name: str
-    run: Callable[[Module, Context], Module] | None
+    steps: tuple[Step, ...]
     check: Callable[[Module, Context], None] | None
 
 
-def _lower(module: Module, ctx: Context) -> Module:
-    """The lowered program, each linear-shaped CPU matmul run by the library
-    that times faster (codegen/extern_select.py), so the dump records it."""
-    return select_externs(lower(module, ctx), ctx.options.backend, ctx.options.device)
+def _select_externs(module: Module, ctx: Context) -> Module:
+    """Each matmul run by the library that times faster, where the backend
+    chooses (the C++ backend: codegen/cpp_extern_select.py), so the dump records it."""
+    choose = ctx.backend.select_externs
+    return choose(module, ctx.options.device) if choose is not None else module
 
 
-def _fuse(module: Module, ctx: Context) -> Module:
-    """The fusion plan, each reduction over few long rows that the backend
-    splits kept one pass and given its split factor (codegen/splits.py), so
-    the dump records the split."""
-    backend = ctx.options.backend
-    return split_reductions(fuse(module, ctx, split_rule(backend)), backend)
+def _split_reductions(module: Module, ctx: Context) -> Module:
+    """Each reduction over few long rows that the backend splits given its
+    split factor (codegen/splits.py), so the dump records the split."""
+    return split_reductions(module, ctx.options.backend)
+
+
+def _tune_launches(module: Module, ctx: Context) -> Module:
+    """Each kernel's launch config pinned by timing, where the backend times
+    them (Triton on a GPU: codegen/triton_tune.py), so the dump records it."""
+    tune = ctx.backend.tune_launches
+    return tune(module, ctx.options.device) if tune is not None else module
 
 
 def _check_plan(module: Module, ctx: Context) -> None:
-    check_plan(module, ctx.options, split_rule(ctx.options.backend))
-
-
-def _plan_memory(module: Module, ctx: Context) -> Module:
-    """The memory plan, with each Triton kernel's launch config pinned by
-    timing on the GPU (codegen/triton_tune.py), so the dump records it."""
-    return tune_launches(plan_memory(module, ctx), ctx.options.backend, ctx.options.device)
+    check_plan(module, ctx.options, ctx.target)
 
 
 STAGE_TABLE = (
-    Stage("capture", None, None),
-    Stage("lower", _lower, None),
-    Stage("schedule", schedule, lambda m, ctx: check_facts(m)),
-    Stage("fusion", _fuse, _check_plan),
-    Stage("memplan", _plan_memory, lambda m, ctx: (_check_plan(m, ctx), check_memplan(m))),
+    Stage("capture", (), None),
+    Stage("lower", (Step("lower.ops", lower), Step("lower.select-externs", _select_externs)), None),
+    Stage(
+        "schedule",
+        (
+            Step("schedule.inline", inline),
+            Step("schedule.dead-nodes", drop_dead),
+            Step("schedule.facts", derive_facts),
+        ),
+        lambda m, ctx: check_facts(m),
+    ),
+    Stage(
+        "fusion", (Step("fusion.fuse", fuse), Step("fusion.split-reductions", _split_reductions)), _check_plan
+    ),
+    Stage(
+        "memplan",
+        (Step("memplan.plan-memory", plan_memory), Step("memplan.tune-launches", _tune_launches)),
+        lambda m, ctx: (_check_plan(m, ctx), check_memplan(m)),
+    ),
 )
 assert tuple(s.name for s in STAGE_TABLE) == STAGES
+assert all(tuple(step.name for step in s.steps) == tuple(n for n, _ in STEPS[s.name]) for s in STAGE_TABLE)
 
 
-def dump_name(stage: str) -> str:
-    return f"{STAGES.index(stage) + 1:02d}-{stage}.tir"
+def dump_name(name: str) -> str:
+    """The dump file of a stage (`04-fusion.tir`) or of a step (`04-fusion.fuse.tir`)."""
+    stage = stage_of(name)
+    return f"{STAGES.index(stage) + 1:02d}-{stage}{name[len(stage):]}.tir"
 
 
 def check_module(module: Module, ctx: Context) -> Module:
@@ -105,9 +155,10 @@ def _check_devices(module: Module, device: str) -> None:
 
 def read_back(text: str, filename: str, ctx: Context, trusted_ops: frozenset[str] = frozenset()) -> Module:
     """The checked module that a dump holding `text` (printed by tirc) reads
-    as. Parsed without source positions, which costs half as much (a text
-    that does not parse is parsed again with them by `parse` itself); only
-    when a check fails is it parsed again with them, for the message."""
+    as. Parsed without source positions, which costs less (measured:
+    docs/design-notes.md, "Pipeline"); a text that does not parse is parsed
+    again with them by `parse` itself, and so is one whose check fails, for
+    the message."""
     module = parse(text, filename, positions=False, trusted_ops=trusted_ops)
     try:
         return check_module(module, ctx)
@@ -122,58 +173,101 @@ def run_stages(
     on_stage=None,
     repro: Reproducers | None = None,
     on_pass=None,
+    steps_wanted: frozenset[str] = frozenset(),
 ) -> Module:
-    """Run the stages after `module.stage`, through `stop_after` (default: memplan).
+    """Run the stages after `module.stage`, through `stop_after` (a stage or
+    a whole step, steps.py; default: memplan).
 
-    `on_stage(stage, module, text)` sees each stage's result and its text;
-    `on_pass(stage, module)` sees each pass's result before it is printed
-    and read back, for work that may start early (prebuild_kernels); a
-    pass that crashes leaves a reproducer in `repro` (crash.py).
+    `on_stage(name, module, text)` sees each stage's result and its text,
+    and the result of each step in `steps_wanted`; `on_pass(stage, module)`
+    sees each stage's result before it is printed and read back, for work
+    that may start early (prebuild_kernels); a pass that crashes leaves a
+    reproducer in `repro` (crash.py): the module before its stage.
     """
-    last = STAGES.index(stop_after) if stop_after else len(STAGES) - 1
+    last = STAGES.index(stage_of(stop_after)) if stop_after else len(STAGES) - 1
     for stage in STAGE_TABLE[module.stage_index + 1 : last + 1]:
+        # A step of this stage to stop after (stopping after a stage runs all of it).
+        upto = stop_after if stop_after in {step.name for step in stage.steps} else None
         module, text = run_pass(
-            stage.name, module, ctx.options, repro, _run_stage, stage, module, ctx, on_pass
+            stage.name,
+            module,
+            ctx.options,
+            repro,
+            _run_stage,
+            stage,
+            module,
+            ctx,
+            on_pass,
+            upto,
+            steps_wanted,
+            on_stage,
         )
         if on_stage is not None:
-            on_stage(stage.name, module, text)
+            on_stage(upto or stage.name, module, text)
     return module
 
 
-def _run_stage(stage: Stage, module: Module, ctx: Context, on_pass=None) -> tuple[Module, str]:
-    """One pass, its result printed, parsed back and checked."""
-    result = stage.run(module, ctx)
+def _run_stage(
+    stage: Stage, module: Module, ctx: Context, on_pass=None, upto=None, wanted=frozenset(), on_step=None
+):
+    """One stage's steps (through step `upto`, when given), the result
+    printed, parsed back and checked; `on_step` sees the wanted steps'
+    results on the way."""
+    for step in stage.steps:
+        module = _run_step(step, module, ctx)
+        if step.name == upto:
+            break
+        if step.name in wanted and step is not stage.steps[-1] and on_step is not None:
+            on_step(step.name, module, print_ir(module))
     if on_pass is not None:
-        on_pass(stage.name, result)
-    text = print_ir(result)
+        on_pass(stage.name, module)
+    text = print_ir(module)
+    name = upto or stage.name
     try:
         # The pass's own output: its ops came from a checked module or a traced program.
-        return read_back(text, dump_name(stage.name), ctx, named_ops(result)), text
+        return read_back(text, dump_name(name), ctx, named_ops(module)), text
     except TircError as err:
         raise InternalError(
-            f"the {stage.name} pass produced IR that does not verify: {err.located(dump_name(stage.name))}"
+            f"the {name} pass produced IR that does not verify: {err.located(dump_name(name))}"
         ) from None
 
 
+def _run_step(step: Step, module: Module, ctx: Context) -> Module:
+    """One step, with the crash `inject_fault=STEP:crash` asks for; a crash
+    records the step it happened in, for the report (crash.py)."""
+    try:
+        inject_crash(ctx.options, step.name)
+        return step.run(module, ctx)
+    except TircError:
+        raise
+    except Exception as err:
+        if getattr(err, "tirc_step", None) is None:
+            try:
+                err.tirc_step = step.name
+            except AttributeError:  # an exception type without a __dict__
+                pass
+        raise
+
+
 def prebuild_kernels(ctx: Context):
-    """An `on_pass` for a compile that goes on to codegen (None unless it
-    builds C++): once the fusion
+    """An `on_pass` for a compile that goes on to codegen (None unless its
+    backend builds its kernels, as the C++ backend does): once the fusion
     pass has fixed the kernels, g++ starts on them as the memplan stage will
     hand them to codegen (the memory plan decides which pointers may alias),
     so that it runs during the two read-backs and codegen rather than after
-    them: 0.1 s of the transformer block's 0.7 s cold compile. The read-back
+    them (measured: docs/design-notes.md, "C++ kernels"). The read-back
     modules print the same kernels, so codegen finds this build running.
     It is a guess and never fails the compile: a different source costs CPU
     time only, and a pass result that breaks it is reported by its read-back."""
 
-    if ctx.options.backend != "cpp":
+    if ctx.backend.prebuild is None:
         return None
 
     def on_pass(stage: str, module: Module) -> None:
         if stage != "fusion":
             return
         try:
-            prebuild(_plan_memory(module, ctx))
+            prebuild(plan_memory(module, ctx), ctx.options.backend)
         except Exception:  # noqa: BLE001 - a guess; see above
             pass
 

@@ -13,8 +13,8 @@ import torch
 import tirc
 import pytest
 
-from codegen import cache
-from codegen.cache import build_shared_object, start_build
+from codegen import cpp_build as cache
+from codegen.cpp_build import build_shared_object, start_build
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = 'extern "C" int tirc_cache_probe_%s(int x) { return x + 1; }\n'
@@ -23,8 +23,8 @@ CONCURRENT = """
 import sys
 import pytest
 
-from codegen import cache
-from codegen.cache import build_shared_object, start_build
+from codegen import cpp_build as cache
+from codegen.cpp_build import build_shared_object, start_build
 print(build_shared_object(sys.argv[1]))
 """
 

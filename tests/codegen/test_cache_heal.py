@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import tirc
-from codegen import cache
+from codegen import cpp_build as cache
 from codegen.cache_heal import STALE_TEMP_SECONDS, sha256_hex
 from ir_text import TircError
 

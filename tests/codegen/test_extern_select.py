@@ -1,4 +1,4 @@
-"""Algorithm selection for CPU matmuls (codegen/extern_select.py): a
+"""Algorithm selection for CPU matmuls (codegen/cpp_extern_select.py): a
 linear-shaped float32 addmm or mm runs as oneDNN's linear when that times
 faster, recorded in the lower dump, correct against eager, cached on disk, and
 never re-timed from a dump.
@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 import tirc
-from codegen import extern_select
+from codegen import cpp_extern_select as extern_select
 from ir_text import parse
 from lowering import interpret
 from matching import assert_matches

@@ -1,4 +1,4 @@
-"""The read-back parser's own lexing loop (parser._lex_without_positions):
+"""The read-back parser's own lexing loop (fast_parser._lex_without_positions):
 installed, and reading every stage's text as lark's lexer does: the same
 module, printed back byte for byte; a text it cannot lex falls back to the
 positioned parser's message."""
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ir_text import TircError, parse, print_ir
-from ir_text.parser import _inline_parser, _parse_unpositioned
+from ir_text.fast_parser import _inline_parser, _parse_unpositioned
 
 GOLDEN = sorted((Path(__file__).resolve().parents[1] / "golden" / "cases").glob("*/*.tir"))
 

@@ -14,7 +14,7 @@ import torch
 
 import tirc
 import tirc.pipeline
-from codegen import cache
+from codegen import cpp_build as cache
 from tirc.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import lowering
-from codegen import extern_select
+from codegen import cpp_extern_select as extern_select
 from ir_text import parse
 from lowering import interpret
 from tirc import commands

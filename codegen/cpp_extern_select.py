@@ -6,9 +6,10 @@ transposed row-major weight (what `nn.Linear` lowers to) has two
 implementations in PyTorch's CPU build: ATen's, which calls the BLAS (MKL),
 and oneDNN's `mkldnn._linear_pointwise`. Which is faster depends on the
 processor: MKL picks its AVX-512 kernels on Intel processors only, so on an
-AMD one oneDNN's runs over twice as fast (docs/design-notes.md, C++ kernels). Both
-are timed on random inputs of the call's shapes; oneDNN replaces the ATen op
-only when it is faster by more than MARGIN, so noise keeps ATen's.
+AMD one oneDNN's is much faster (measured: docs/design-notes.md, "C++
+kernels"). Both are timed on random inputs of the call's shapes; oneDNN
+replaces the ATen op only when it is faster by more than MARGIN, so noise
+keeps ATen's.
 
 The choice is made at the end of the lower stage, as a rewrite the lower
 dump shows:
@@ -44,7 +45,7 @@ import torch
 from ir_text import ExternNode, Module, Value
 from scheduler import users
 
-from .cache import timed_record
+from .cache_heal import timed_record
 
 ONEDNN_LINEAR = "mkldnn._linear_pointwise.default"
 AS_STRIDED = "aten.as_strided.default"
@@ -53,14 +54,10 @@ MARGIN = 0.10
 # or more (a run of each), after ROUNDS_MAX rounds, or after TIME_BUDGET_S
 # seconds of runs; and after ROUNDS_BEHIND rounds in which oneDNN is not
 # ahead by half of MARGIN, as it would have to gain the other half in the
-# rounds left (at the mlp block's shapes, 0-6% ahead, timing ran to the
-# budget: 25-37 ms a shape of a 0.17 s cold compile).
-#
-# One round is not clear: a single slow first run (a thread waking up,
-# 0.1 ms) made oneDNN "clearly" faster at 0.3-0.7 of ATen's time in 2 of 48
-# timings at the transformer block's shapes (0.3-1.3 ms), where it is 5-12%
-# slower. Calls long enough to spend the budget in one round are not moved
-# that much by such a delay.
+# rounds left (a close race otherwise runs to the budget, a large part of a
+# cold compile). One round is not clear: a single slow first run (a thread
+# waking up) can make oneDNN look clearly faster where it is slower.
+# (Measured: docs/design-notes.md, "C++ kernels".)
 CLEAR_RATIO = 1.25
 ROUNDS_MIN = 3
 ROUNDS_MAX = 7
@@ -68,30 +65,30 @@ ROUNDS_BEHIND = 2
 TIME_BUDGET_S = 0.02
 
 
-def enabled(backend: str, device: str) -> bool:
-    """Whether compiling for this target times matmul libraries: C++ on a CPU
-    whose torch has oneDNN's linear."""
-    if backend != "cpp" or device != "cpu" or os.environ.get("TIRC_AUTOTUNE") == "0":
+def enabled(device: str) -> bool:
+    """Whether compiling for this device times matmul libraries: a CPU whose
+    torch has oneDNN's linear."""
+    if device != "cpu" or os.environ.get("TIRC_AUTOTUNE") == "0":
         return False
     return torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 
 
-def extern_target(backend: str, device: str) -> str:
+def extern_target(device: str) -> str:
     """What the choices depend on beyond the program: the processor, the
     thread count and torch's version ("" when nothing is timed)."""
-    return _machine() if enabled(backend, device) else ""
+    return _machine() if enabled(device) else ""
 
 
 def _machine() -> str:
     return f"{_processor()} threads {torch.get_num_threads()} torch {torch.__version__}"
 
 
-def select_externs(module: Module, backend: str, device: str, timer=None) -> Module:
+def select_externs(module: Module, device: str, timer=None) -> Module:
     """Rewrite each linear-shaped matmul to oneDNN's linear where that times
     faster. `timer(run) -> seconds` (default: one call's wall time) is for
     tests, which choose with made-up times."""
     if timer is None:
-        if not enabled(backend, device):
+        if not enabled(device):
             return module
         timer = _one_run
     producers = {id(r): n for n in module.nodes for r in n.results}
@@ -196,7 +193,7 @@ def _random_matrix(rows: int, cols: int, gen) -> torch.Tensor:
     """A matrix whose entries vary along both dimensions (a random column plus
     a random row), so a candidate that mixes up the layout disagrees; built
     from rows + cols random numbers, as a cold compile pays for them all
-    (randn of a 2048x512 weight alone takes 5 ms)."""
+    (measured: docs/design-notes.md, "C++ kernels")."""
     return torch.randn(rows, 1, generator=gen) + torch.randn(1, cols, generator=gen)
 
 

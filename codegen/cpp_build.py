@@ -35,6 +35,7 @@ from filelock import FileLock
 from ir_text import TircError
 
 from .cache_heal import (
+    cache_dir,
     cache_error,
     drop_entry,
     read_json,
@@ -57,15 +58,13 @@ CXX_FLAGS = (
     # this, g++ 12 keeps a float comparison that selects between two values
     # (tirc_expf's NaN pass-through, `x != x ? x : r`) as a branch, and a
     # loop with a branch is not vectorized. Every pointwise loop calling exp
-    # (sigmoid, SiLU, softmax's exps) ran scalar: an MBConv block's
-    # BN + SiLU over 4x160x32x32 took 4.3 ms, 0.46 ms with it. Values are
+    # (sigmoid, SiLU, softmax's exps) ran scalar, many times slower
+    # (measured: docs/design-notes.md, "C++ kernels"). Values are
     # unchanged: it drops no rounding step and assumes no finite math.
     "-fno-trapping-math",
     # Signed integers wrap around, as in PyTorch: an int32 sum past its
-    # maximum is undefined in C++, and g++ folded one to INT32_MAX. Of the
-    # graphs of bench/cpu.py, 11 compile to the same assembly with it; add +
-    # layer norm, column sum and the transformer block differ in their index
-    # code, their times within run-to-run noise (2 rounds each way).
+    # maximum is undefined in C++, and g++ folded one to INT32_MAX. It costs
+    # no measurable time (measured: docs/design-notes.md, "C++ kernels").
     "-fwrapv",
     # No fused multiply-add across statements: results must round where the IR says.
     "-ffp-contract=off",
@@ -75,8 +74,8 @@ CXX_FLAGS = (
     # loop vectorizer, which the kernels' `omp simd` loops use, is unaffected.
     "-fno-tree-slp-vectorize",
     # Kernels throw nothing and use no C++ library: no unwind tables, and
-    # the link leaves out libstdc++ (LIBS): g++ took 101 ms for add + layer
-    # norm of bench/cpu.py with it, 86-91 ms without.
+    # the link leaves out libstdc++ (LIBS), which shortens every build
+    # (measured: docs/design-notes.md, "C++ kernels").
     "-fno-exceptions",
     "-nodefaultlibs",
 )
@@ -103,8 +102,9 @@ def vector_math_flags() -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=None)
 def linker_flags() -> tuple[str, ...]:
-    """The gold linker where it is installed: it links a kernel library in
-    half the time of the default bfd (10 ms of a 70 ms build)."""
+    """The gold linker where it is installed: it links a kernel library
+    faster than the default bfd (measured: docs/design-notes.md, "C++
+    kernels")."""
     return ("-fuse-ld=gold",) if shutil.which("ld.gold") else ()
 
 
@@ -116,32 +116,6 @@ def command(cxx: str, args: list[str]) -> list[str]:
     """The compiler's command line around `args` (sources or objects, `-c`,
     `-o`): flags first, the libraries after the inputs that need them."""
     return [cxx, *CXX_FLAGS, *linker_flags(), *args, *vector_math_flags(), *LIBS]
-
-
-def cache_dir() -> Path:
-    root = os.environ.get("TIRC_CACHE_DIR") or os.path.join(Path.home(), ".cache", "tirc")
-    return Path(root)
-
-
-def timed_record(kind: str, parts: list[str], measure) -> dict:
-    """The record of a choice made by timing, cached as JSON under
-    `cache_dir()/kind/`, keyed by `parts`: read back when a valid one exists
-    (it has a "winner"), else `measure()` makes it and it is written
-    atomically under a filelock, so concurrent compiles time it once."""
-    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
-    path = cache_dir() / kind / key[:2] / f"{key}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path) + ".lock"):
-        try:
-            record = json.loads(path.read_text())
-            if isinstance(record, dict) and "winner" in record:
-                return record
-        except (OSError, ValueError):
-            pass  # not timed yet, or a damaged record: time again and overwrite
-        record = measure()
-        sweep_stale_temps(path.parent)
-        write_atomic(path, json.dumps(record, indent=1, sort_keys=True))
-    return record
 
 
 def compiler() -> str:
@@ -162,9 +136,10 @@ def start_build(source: str) -> None:
     background thread only waits for it, links its units and moves the
     object into place, so Python goes on meanwhile. (A thread that also did
     the preparation would wait for the GIL at every step while the caller
-    runs Python: that cost a tenth of a second.) A later build_shared_object
-    of the same source waits for this one; a failure here, or a bad entry in
-    the way, is left for it to report or heal."""
+    runs Python, which was slower: measured, docs/design-notes.md, "C++
+    kernels".) A later build_shared_object of the same source waits for
+    this one; a failure here, or a bad entry in the way, is left for it to
+    report or heal."""
     cxx = compiler()
     target = _target(source, cxx)
     if target.exists() or _BUILDS.claim(target) is not None:
@@ -373,10 +348,10 @@ def exported_functions(source: str) -> list[str]:
 # prelude) and a run of kernels; the whole source, a comment at each break,
 # is one valid unit too.
 UNIT_BREAK = "// tirc: unit\n"
-# The least kernel text (characters) per unit: g++ spends 10-20 ms on the
-# prelude of each unit and the separate link 20 ms, against about 1 ms per
-# line of kernel code. The transformer block of bench/cpu.py (7 kernels,
-# 255 lines): 0.31 s as one unit, 0.20 s as two on two cores.
+# The least kernel text (characters) per unit: g++ parses the prelude again
+# in each unit and the units' link is a step of its own, so a unit pays
+# only with enough kernel code (measured: docs/design-notes.md, "C++
+# kernels").
 MIN_UNIT_CHARS = 4000
 
 

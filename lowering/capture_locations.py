@@ -1,0 +1,52 @@
+"""Source locations of captured ops: which frame of a node's (or a
+traceback's) stack is the user's line, in the traced program's own file or,
+for an exported program that names no file, the innermost frame outside torch."""
+
+from __future__ import annotations
+
+import os
+import re
+import traceback
+
+import torch
+
+from ir_text import Loc
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+_TORCH_DIR = os.path.dirname(os.path.realpath(torch.__file__))
+
+
+def _frames(node) -> list[tuple[str, int]]:
+    return [(f, int(line)) for f, line in _FRAME.findall(node.meta.get("stack_trace") or "")]
+
+
+def _source_locator(source: str, source_path: str | None):
+    """Locations of nodes (from their stack traces) in the traced program's own file."""
+    want = os.path.realpath(source_path) if source_path else None
+    return lambda node: _in_source(_frames(node), source, want)
+
+
+def _in_source(frames, source: str, want: str | None) -> Loc | None:
+    """The innermost of (file, line) `frames` in the program's own file (by
+    its real path `want`, else by name)."""
+    for filename, line in reversed(frames):
+        if want and os.path.realpath(filename) == want:
+            return Loc(source, line)
+    for filename, line in reversed(frames):
+        if os.path.basename(filename) == source:
+            return Loc(source, line)
+    return None
+
+
+def _exported_loc(node) -> Loc | None:
+    """An exported program names no source file: the innermost frame outside
+    torch itself is the user's line (`self.lin(x)`, not nn.Linear's forward)."""
+    for filename, line in reversed(_frames(node)):
+        if not os.path.realpath(filename).startswith(_TORCH_DIR + os.sep):
+            return Loc(os.path.basename(filename), line)
+    return None
+
+
+def _traceback_loc(tb, source: str, source_path: str | None) -> Loc | None:
+    frames = [(f.filename, f.lineno) for f in traceback.extract_tb(tb) if f.lineno is not None]
+    return _in_source(frames, source, os.path.realpath(source_path) if source_path else None)
