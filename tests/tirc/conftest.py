@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from tirc.cli import main
 
@@ -160,3 +161,12 @@ def entry_file(tmp_path):
     path = tmp_path / "entry.py"
     path.write_text(ENTRY_SOURCE)
     return path
+
+
+@pytest.fixture
+def dynamo():
+    """A clean Dynamo cache around the test: its compiled frames and guards
+    would otherwise carry over from one test's torch.compile to the next."""
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()

@@ -62,13 +62,6 @@ def assert_all_close(actual, expected):
 
 
 @pytest.fixture
-def dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
-
-
-@pytest.fixture
 def tirc_compiles(monkeypatch):
     """The number of programs `tirc.compile` was asked to compile."""
     calls = []

@@ -29,13 +29,6 @@ def assert_all_close(actual, expected):
     torch.testing.assert_close(actual, expected, rtol=1e-4, atol=1e-5)
 
 
-@pytest.fixture
-def dynamo():
-    torch._dynamo.reset()
-    yield
-    torch._dynamo.reset()
-
-
 # -- tirc.compile --------------------------------------------------------------------
 
 
