@@ -72,7 +72,6 @@ __all__ = [
     "SUPPORTED_OPS",
     "candidate_configs",
     "checks_indices",
-    "helpers_used",
     "launch_call",
     "launch_config",
     "render_kernel",
@@ -192,12 +191,6 @@ def render_kernels(plans: list[KernelPlan]) -> tuple[list[str], list[str]]:
     if any("libdevice." in line for line in lines):
         lines.insert(0, "from triton.language.extra import libdevice  # noqa: E402")
     return lines, kernels
-
-
-def helpers_used(plans: list[KernelPlan]) -> list[str]:
-    """The helper lines of render_kernels alone, for a caller that does not
-    emit the kernels (one that does takes both from render_kernels)."""
-    return render_kernels(plans)[0]
 
 
 def launch_config(plan: KernelPlan) -> LaunchConfig:

@@ -252,7 +252,6 @@ def _float64_reference(module, inputs: list[torch.Tensor]) -> list[torch.Tensor]
     their float64 stand-ins (lowering.FLOAT64_EQUIVALENTS). When the program
     still does not run, TircError says why (at the op without a float64
     kernel, where that is the cause): no reference is no verdict."""
-    wide = None
     try:
         wide = widened(module, "f32", "f64")
         with torch.no_grad():
@@ -261,21 +260,11 @@ def _float64_reference(module, inputs: list[torch.Tensor]) -> list[torch.Tensor]
                 [copy_with_layout(x, torch.float64 if x.dtype == torch.float32 else None) for x in inputs],
             )
     except Exception as err:  # whatever the cause, a verdict cannot rest on it
-        line, col = _position_in(module, wide, getattr(err, "pos", None)) or (None, None)
+        # widened keeps each op's position, so an op of `wide` points into the dump
+        line, col = getattr(err, "pos", None) or (None, None)
         message = f"the float64 reference could not be computed: {type(err).__name__}: {first_line(err)}"
         raise TircError(message, line=line, col=col) from None
     return [o.double() if o.is_floating_point() else o for o in outputs]
-
-
-def _position_in(module, wide, pos):
-    """Where in `module`'s file the op of `wide` (its float64 copy,
-    lowering.widened) at `pos` is: the op at the same place in its list
-    (widened keeps the positions, so this is `pos` when `wide` came from
-    `module`)."""
-    if wide is None or pos is None:
-        return None
-    ops = (lambda m: m.graph) if module.stage == "capture" else (lambda m: m.nodes)
-    return next((mine.pos for mine, theirs in zip(ops(module), ops(wide)) if theirs.pos == pos), None)
 
 
 def replay_command(args) -> int:
