@@ -3,12 +3,14 @@
 A reduction node iterates its output shape with i-variables and the reduced
 dimensions with r-variables; its body loads and computes per (i, r), then
 `reduce`s, then an epilogue (a mean's division, say) runs per output
-element. Variance is two passes over the data: a first mean, then the
-sums of the deviations from it and of their squares, which give the mean
-and the variance (_variance).
+element. Variance is one pass of two sums in float64, of the deviations
+from the row's first element and of their squares (float64 data: two
+passes, a first mean then the deviations from it: _variance).
 """
 
 from __future__ import annotations
+
+import sympy
 
 from .body import BodyBuilder, compute_dtype
 from .tensors import LTensor, NotLowerable, norm_dim
@@ -132,50 +134,75 @@ def _logical(kind):
 
 
 def _variance(ctx, x: LTensor, dims, correction, keepdim, out_dtype):
-    """(var, mean) in two passes over the data; both shaped as the
-    keepdim-or-not output."""
+    """(var, mean); both shaped as the keepdim-or-not output.
+
+    Both come from the sums of the deviations d = x - c from a center c,
+    s1, and of their squares, s2, in float64: the mean is c + s1 / n and
+    the variance (s2 - s1^2 / n) / divisor, which cancels by about
+    (mean - c)^2 / var; s1 and s2 are one pass over the data.
+
+    - float16, bfloat16 and float32 data: c is the row's first element, so
+      the whole is one pass of two sums, which a backend splits over few
+      long rows (a whole-tensor variance, GroupNorm); the scheduler inlines
+      the data's producer into that one read per row (scheduler/inline.py),
+      so the producer still fuses into the pass. Deviations of float32
+      values are exact in float64, so a constant row's are exactly 0 (its
+      variance 0 and layer norm's output exactly 0, as eager's Welford
+      gives them; rsqrt(var + eps) scales a variance's error by up to
+      316), and an outlying first element (a zero pad before values near
+      1000: a cancellation of 1e6) still leaves 1e-10 of the result.
+    - float64 data: c is a first mean, a pass of its own, so nothing
+      cancels beyond the mean's last ulp.
+    """
     n = _numel(x, dims)
-    acc = compute_dtype(out_dtype)
+    acc = "f64"
+    compute = compute_dtype(out_dtype)
 
     def average(b, r):
-        return b.op("truediv", r, b.const(n))
+        return b.op("truediv", r, b.const(n, acc))
 
-    def deviation_from(center):
-        def pre(b, v, idx):
-            return b.op(
-                "sub", b.cast(v, acc), b.load_at(center, [b.vars[k] for k in range(len(center.shape))])
-            )
+    first = None
+    if x.dtype == "f64":
+        first = reduction(ctx, x, dims, keepdim, acc, "sum", acc=acc, post=average)
 
-        return pre
+    def center(b, ivars):
+        """c of the row the output variables `ivars` name, in `acc`."""
+        if first is not None:
+            return b.load_at(first, list(ivars))
+        ivars, idx = iter(ivars), []
+        for d in range(len(x.shape)):
+            if d in dims:
+                if keepdim:
+                    next(ivars)
+                idx.append(sympy.Integer(0))
+            else:
+                idx.append(next(ivars))
+        return b.cast(b.load_at(x, idx), acc)
 
-    # Shifted data: the deviations from a first mean m0 = sum / n (exact
-    # differences) give the mean, m0 + s1 / n, rounded about once where sum
-    # / n is off by an ulp or more, which layer norm's rsqrt(var + eps)
-    # scales by up to 316 (a constant row gave 4e-5 where eager gives
-    # exactly 0); and the variance, (s2 - s1^2 / n) / divisor, with s2 the
-    # sum of squared deviations. s1 and s2 come from one pass over the data.
-    first = reduction(ctx, x, dims, keepdim, acc, "sum", acc=acc, post=average)
-    deviation = deviation_from(first)
-    s1 = reduction(ctx, x, dims, keepdim, acc, "sum", acc=acc, pre=deviation)
+    def deviation(b, v, idx):
+        return b.op("sub", b.cast(v, acc), center(b, b.vars))
 
     def squared(b, v, idx):
         d = deviation(b, v, idx)
         return b.op("mul", d, d)
 
+    s1 = reduction(ctx, x, dims, keepdim, acc, "sum", acc=acc, pre=deviation)
     s2 = reduction(ctx, x, dims, keepdim, acc, "sum", acc=acc, pre=squared)
-    mean = ctx.pointwise(
-        first.shape, acc, lambda b: b.op("add", b.load(first), b.op("truediv", b.load(s1), b.const(n)))
-    )
+
+    def mean_of(b):
+        return b.cast(b.op("add", center(b, b.vars), average(b, b.load(s1))), compute)
+
+    mean = ctx.pointwise(s1.shape, compute, mean_of)
     divisor = max(n - (1 if correction is None else correction), 0)
 
     def variance(b):
         t = b.load(s1)
-        centered = b.op("sub", b.load(s2), b.op("truediv", b.op("mul", t, t), b.const(n)))
+        centered = b.op("sub", b.load(s2), b.op("truediv", b.op("mul", t, t), b.const(n, acc)))
         # Rounding can leave a constant row's at -1e-20: its std would be NaN.
-        centered = b.op("maximum", centered, b.const(0.0))
-        return b.op("truediv", centered, b.const(divisor))
+        centered = b.op("maximum", centered, b.const(0.0, acc))
+        return b.cast(b.op("truediv", centered, b.const(divisor, acc)), compute)
 
-    var = ctx.pointwise(first.shape, out_dtype, variance, compute=acc)
+    var = ctx.pointwise(s1.shape, out_dtype, variance, compute=compute)
     return var, mean
 
 

@@ -29,22 +29,24 @@ def _candidates(graph: Graph) -> list[tuple[tuple, int, int]]:
     """(score, first, second) for each pair of nodes that shares a buffer,
     best first: as Inductor's score_fusion, bytes of memory traffic the
     fusion saves, then proximity in program order. A producer and its
-    consumer share the buffer between them; two readers of one buffer (a
-    horizontal pair) share the buffer they both read."""
+    consumer save the buffer between them twice, its write and its read
+    (so `x - mean` joins the division that reads it rather than a
+    reduction that also reads x); two readers of one buffer (a horizontal
+    pair) save one read of it, however many indices each reads it at."""
     shared: dict[tuple[int, int], int] = {}
     readers: dict[int, list[int]] = {}
     for c, node in enumerate(graph.nodes):
-        for dep in node_reads(node):
-            nbytes = dep.buffer.type.numel * to_torch(dep.buffer.type.dtype).itemsize
-            p = graph.index.get(id(dep.buffer))
+        buffers = {id(dep.buffer): dep.buffer for dep in node_reads(node)}
+        for buffer in buffers.values():
+            nbytes = buffer.type.numel * to_torch(buffer.type.dtype).itemsize
+            p = graph.index.get(id(buffer))
             if p is not None:
-                shared[(p, c)] = shared.get((p, c), 0) + nbytes
-            others = readers.setdefault(id(dep.buffer), [])
+                shared[(p, c)] = shared.get((p, c), 0) + 2 * nbytes
+            others = readers.setdefault(id(buffer), [])
             for a in others:
-                if a != c and c - a <= MAX_HORIZONTAL_DISTANCE:
+                if c - a <= MAX_HORIZONTAL_DISTANCE:
                     shared[(a, c)] = shared.get((a, c), 0) + nbytes
-            if c not in others:
-                others.append(c)
+            others.append(c)
     scored = [((nbytes, -(c - p)), p, c) for (p, c), nbytes in shared.items()]
     return sorted(scored, key=lambda t: (-t[0][0], -t[0][1], t[1], t[2]))
 

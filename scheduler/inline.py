@@ -8,13 +8,15 @@ broadcasts (a bias of [C] added to [N, C]), slices, transposes, gathers, or
 takes several neighbours (pooling) cannot fuse; recomputing the producer's
 few ops at the read's index costs less than a kernel boundary and a buffer
 in memory. A producer that is still read elsewhere, or returned, stays;
-dead-node elimination drops the others.
+dead-node elimination drops the others. A returned or large producer is
+recomputed only for a consumer that reads few of its elements (`_inlinable`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
 
 import sympy
 
@@ -33,6 +35,10 @@ from ir_text import (
 from .deps import returned
 from .iteration import flat_mapping
 
+_ROW_VARIABLE = re.compile(r"i\d+")
+# A consumer that reads a producer this many times fewer than the producer
+# has elements recomputes it whatever its size (_inlinable).
+FEW_READS = 4
 # As Inductor's realize_opcount_threshold: a body larger than this is read
 # from memory rather than recomputed by each reader.
 MAX_INLINED_OPS = 30
@@ -55,14 +61,28 @@ def inline_pointwise(module: Module) -> Module:
     return dataclasses.replace(module, nodes=nodes)
 
 
-def _inlinable(producer, kept: set[int]) -> bool:
-    return (
-        producer is not None
-        and producer.kind == "pointwise"
-        and id(producer.result) not in kept
-        and len(producer.body) <= MAX_INLINED_OPS
-        and non_overlapping(producer.result.type.shape, producer.result.type.strides)
-    )
+def _inlinable(producer, kept: set[int], few: bool) -> bool:
+    """Whether a read of `producer` may recompute it. A consumer that reads
+    it FEW_READS times fewer than it has elements (a variance's center,
+    the first element of each row: lowering/reductions.py) recomputes any
+    pointwise producer, returned or large: the cost is a fraction of the
+    producer's, and the read would otherwise keep the producer out of the
+    consumer's kernel (it reads another element than the one it fuses)."""
+    if producer is None or producer.kind != "pointwise":
+        return False
+    if not non_overlapping(producer.result.type.shape, producer.result.type.strides):
+        return False
+    return few or (id(producer.result) not in kept and len(producer.body) <= MAX_INLINED_OPS)
+
+
+def _few_reads(node, index, producer) -> bool:
+    """Whether `node` reads `producer` at `index` FEW_READS times fewer than
+    the producer has elements: once per output element where the index
+    holds only i-variables (an r-variable, or an indirect index computed
+    per element, makes it once per iteration)."""
+    per_output = all(_ROW_VARIABLE.fullmatch(str(v)) for v in sympy.sympify(index).free_symbols)
+    reads = math.prod(node.ranges) * (1 if per_output else math.prod(node.reduction_ranges))
+    return reads * FEW_READS <= producer.result.type.numel
 
 
 def _inline_into(node, by_id, kept):
@@ -90,7 +110,8 @@ def _inline_into(node, by_id, kept):
             op = dataclasses.replace(op, operands=operands)
         producer = by_id.get(id(op.operands[0])) if op.op == "load" else None
         if (
-            _inlinable(producer, kept)
+            producer is not None
+            and _inlinable(producer, kept, _few_reads(node, op.attr("index"), producer))
             and not _aligned(producer, node, op.attr("index"))
             and len(out) + len(pending) + len(producer.body) <= MAX_BODY_OPS
         ):

@@ -393,3 +393,52 @@ def test_constant_rows_normalize_to_exact_zeros(backend, tmp_path):
     assert torch.equal(got[2][1][:32], x[:32, 0])
     torch.testing.assert_close(got[0], want[0], rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(got[1], want[1])
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+def test_variance_far_from_zero_and_after_an_outlier(backend, dtype):
+    """The variance's one pass (deviations from the row's first element, in
+    float64; float64 data: from a first mean) keeps eager's accuracy for data
+    whose mean is 1e5 of its standard deviation, and for rows whose first
+    element is an outlier (a zero pad before values near 1000); raw moments
+    (no center) lost 3e-5 of the first's variance."""
+    torch.manual_seed(3)
+    far = torch.randn(5, 1000, dtype=torch.float64) + 1e5
+    padded = torch.randn(5, 1000, dtype=torch.float64) + 1000
+    padded[:, :3] = 0
+    for x in (far.to(dtype), padded.to(dtype)):
+
+        def fn(x):
+            return torch.var_mean(x, 1), x.std()
+
+        compiled = tirc.compile(fn, [x], backend=backend)
+        got = compiled(x)
+        exact = fn(x.double())
+        want = fn(x)
+        for g, w, e in zip((*got[0], got[1]), (*want[0], want[1]), (*exact[0], exact[1])):
+            # At most twice eager's error against the float64 result, plus the
+            # dtype's last bit (float64, its own reference: a first mean a few
+            # ulps off at 1e5 leaves 1e-12, far inside torch's 1e-7).
+            floor = {torch.float32: 1e-7, torch.bfloat16: 8e-3, torch.float64: 1e-11}[dtype]
+            limit = 2 * (w.double() - e).abs() + floor * e.abs()
+            assert ((g.double() - e).abs() <= limit).all(), (g, e)
+
+
+def test_a_norm_of_a_returned_sum_is_one_kernel():
+    """The variance reads each row's first element of `x + r`, which is
+    also returned: the scheduler recomputes `x + r` for that one read, so
+    the sum still fuses into the norm's kernel (scheduler/inline.py)."""
+
+    def fn(x, r, w, b):
+        h = x + r
+        return h, F.layer_norm(h, (h.shape[-1],), w, b)
+
+    torch.manual_seed(5)
+    inputs = [torch.randn(37, 129), torch.randn(37, 129), torch.randn(129), torch.randn(129)]
+    for backend in ("cpp", "triton"):
+        compiled = tirc.compile(fn, inputs, backend=backend)
+        (kernel,) = compiled.compiled.module.kernels
+        assert kernel.nests is None, "one loop nest, not the sum's loops and then the norm's"
+        for g, w in zip(compiled(*inputs), fn(*inputs)):
+            torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)

@@ -76,8 +76,8 @@ def test_layer_norm_reads_weight_and_bias_in_its_one_kernel(case_dumps, golden):
         // CHECK: input %norm.weight : f32[37]
         // CHECK-NEXT: input %norm.bias : f32[37]
         // CHECK-LABEL: wrapper {
-        // CHECK-NEXT: alloc %buf6
-        // CHECK-NEXT: launch @k0(%x, %norm.weight, %norm.bias) -> (%buf6)
+        // CHECK-NEXT: alloc %buf5
+        // CHECK-NEXT: launch @k0(%x, %norm.weight, %norm.bias) -> (%buf5)
         // CHECK-NOT: launch
         """,
     )

@@ -334,106 +334,87 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
 }
 
 // tirc: unit
-// k0: %buf0, %buf1, %buf2, %buf3, %buf4, %buf5, %buf6
-extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_norm_weight, const float* __restrict__ p_norm_bias, float* __restrict__ p_buf6) {
+// k0: %buf0, %buf1, %buf2, %buf3, %buf4, %buf5
+extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_norm_weight, const float* __restrict__ p_norm_bias, float* __restrict__ p_buf5) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {
-    const float t2 = float(37.0);
-    const float t12 = float(37.0);
-    const float t17 = float(37.0);
-    const float t20 = float(0.0);
-    const float t22 = float(37.0);
-    const float t24 = float(1e-05);
-    float lanes_acc_t1[16];
+    const float t2 = p_x[37*i0];
+    const double t3 = static_cast<double>(t2);
+    const float t8 = p_x[37*i0];
+    const double t9 = static_cast<double>(t8);
+    const float t14 = p_x[37*i0];
+    const double t15 = static_cast<double>(t14);
+    const double t16 = double(37.0);
+    const double t22 = double(37.0);
+    const double t25 = double(0.0);
+    const double t27 = double(37.0);
+    const float t30 = float(1e-05);
+    double lanes_acc_t5[16];
+    double lanes_acc_t12[16];
     #pragma omp simd
     for (int64_t lane = 0; lane < 16; ++lane) {
-      lanes_acc_t1[lane] = 0;
+      lanes_acc_t5[lane] = 0;
+      lanes_acc_t12[lane] = 0;
     }
     for (int64_t r0_block = 0; r0_block < 32; r0_block += 16) {
       #pragma omp simd
       for (int64_t lane = 0; lane < 16; ++lane) {
         const int64_t r0 = r0_block + lane;
         const float t0 = p_x[37*i0 + r0];
-        lanes_acc_t1[lane] = lanes_acc_t1[lane] + t0;
+        const double t1 = static_cast<double>(t0);
+        const double t4 = (t1 - t3);
+        lanes_acc_t5[lane] = lanes_acc_t5[lane] + t4;
+        const float t6 = p_x[37*i0 + r0];
+        const double t7 = static_cast<double>(t6);
+        const double t10 = (t7 - t9);
+        const double t11 = (t10 * t10);
+        lanes_acc_t12[lane] = lanes_acc_t12[lane] + t11;
       }
     }
     #pragma omp simd
     for (int64_t lane = 0; lane < 5; ++lane) {
       const int64_t r0 = 32 + lane;
       const float t0 = p_x[37*i0 + r0];
-      lanes_acc_t1[lane] = lanes_acc_t1[lane] + t0;
+      const double t1 = static_cast<double>(t0);
+      const double t4 = (t1 - t3);
+      lanes_acc_t5[lane] = lanes_acc_t5[lane] + t4;
+      const float t6 = p_x[37*i0 + r0];
+      const double t7 = static_cast<double>(t6);
+      const double t10 = (t7 - t9);
+      const double t11 = (t10 * t10);
+      lanes_acc_t12[lane] = lanes_acc_t12[lane] + t11;
     }
     for (int64_t width = 8; width > 0; width /= 2) {
       #pragma omp simd
       for (int64_t lane = 0; lane < width; ++lane) {
-        lanes_acc_t1[lane] = lanes_acc_t1[lane] + lanes_acc_t1[lane + width];
+        lanes_acc_t5[lane] = lanes_acc_t5[lane] + lanes_acc_t5[lane + width];
+        lanes_acc_t12[lane] = lanes_acc_t12[lane] + lanes_acc_t12[lane + width];
       }
     }
-    float acc_t1 = lanes_acc_t1[0];
-    const float t1 = acc_t1;
-    const float t3 = (t1 / t2);
-    const int64_t i0_next = i0 + 1 < 7 ? i0 + 1 : i0;
-    float lanes_acc_t6[16];
-    float lanes_acc_t10[16];
-    #pragma omp simd
-    for (int64_t lane = 0; lane < 16; ++lane) {
-      lanes_acc_t6[lane] = 0;
-      lanes_acc_t10[lane] = 0;
-    }
-    for (int64_t r0_block = 0; r0_block < 32; r0_block += 16) {
-      __builtin_prefetch(&p_x[37*i0_next + r0_block], 0, 3);
-      #pragma omp simd
-      for (int64_t lane = 0; lane < 16; ++lane) {
-        const int64_t r0 = r0_block + lane;
-        const float t4 = p_x[37*i0 + r0];
-        const float t5 = (t4 - t3);
-        lanes_acc_t6[lane] = lanes_acc_t6[lane] + t5;
-        const float t7 = p_x[37*i0 + r0];
-        const float t8 = (t7 - t3);
-        const float t9 = (t8 * t8);
-        lanes_acc_t10[lane] = lanes_acc_t10[lane] + t9;
-      }
-    }
-    #pragma omp simd
-    for (int64_t lane = 0; lane < 5; ++lane) {
-      const int64_t r0 = 32 + lane;
-      const float t4 = p_x[37*i0 + r0];
-      const float t5 = (t4 - t3);
-      lanes_acc_t6[lane] = lanes_acc_t6[lane] + t5;
-      const float t7 = p_x[37*i0 + r0];
-      const float t8 = (t7 - t3);
-      const float t9 = (t8 * t8);
-      lanes_acc_t10[lane] = lanes_acc_t10[lane] + t9;
-    }
-    for (int64_t width = 8; width > 0; width /= 2) {
-      #pragma omp simd
-      for (int64_t lane = 0; lane < width; ++lane) {
-        lanes_acc_t6[lane] = lanes_acc_t6[lane] + lanes_acc_t6[lane + width];
-        lanes_acc_t10[lane] = lanes_acc_t10[lane] + lanes_acc_t10[lane + width];
-      }
-    }
-    float acc_t6 = lanes_acc_t6[0];
-    float acc_t10 = lanes_acc_t10[0];
-    const float t6 = acc_t6;
-    const float t10 = acc_t10;
-    const float t13 = (t6 / t12);
-    const float t14 = (t3 + t13);
-    const float t16 = (t6 * t6);
-    const float t18 = (t16 / t17);
-    const float t19 = (t10 - t18);
-    const float t21 = tirc_maximum(t19, t20);
-    const float t23 = (t21 / t22);
-    const float t25 = (t23 + t24);
-    const float t26 = (1 / tirc_sqrt(t25));
+    double acc_t5 = lanes_acc_t5[0];
+    double acc_t12 = lanes_acc_t12[0];
+    const double t5 = acc_t5;
+    const double t12 = acc_t12;
+    const double t17 = (t5 / t16);
+    const double t18 = (t15 + t17);
+    const float t19 = static_cast<float>(t18);
+    const double t21 = (t5 * t5);
+    const double t23 = (t21 / t22);
+    const double t24 = (t12 - t23);
+    const double t26 = tirc_maximum(t24, t25);
+    const double t28 = (t26 / t27);
+    const float t29 = static_cast<float>(t28);
+    const float t31 = (t29 + t30);
+    const float t32 = (1 / tirc_sqrt(t31));
     #pragma omp simd
     for (int64_t r0 = 0; r0 < 37; ++r0) {
-      const float t11 = p_x[37*i0 + r0];
-      const float t15 = (t11 - t14);
-      const float t27 = (t15 * t26);
-      const float t28 = p_norm_weight[r0];
-      const float t29 = (t27 * t28);
-      const float t30 = p_norm_bias[r0];
-      const float t31 = (t29 + t30);
-      p_buf6[37*i0 + r0] = t31;
+      const float t13 = p_x[37*i0 + r0];
+      const float t20 = (t13 - t19);
+      const float t33 = (t20 * t32);
+      const float t34 = p_norm_weight[r0];
+      const float t35 = (t33 * t34);
+      const float t36 = p_norm_bias[r0];
+      const float t37 = (t35 + t36);
+      p_buf5[37*i0 + r0] = t37;
     }
   }
 }
@@ -455,9 +436,9 @@ def call(args):
         norm_bias, (37,), (1,), torch.float32, "norm_bias", "cpu"
     )
     x = runtime.checked_input(x, (7, 37), (37, 1), torch.float32, "x", "cpu")
-    buf6 = _empty((7, 37), (37, 1), torch.float32)
-    k0(x.data_ptr(), norm_weight.data_ptr(), norm_bias.data_ptr(), buf6.data_ptr())
-    return (buf6,)
+    buf5 = _empty((7, 37), (37, 1), torch.float32)
+    k0(x.data_ptr(), norm_weight.data_ptr(), norm_bias.data_ptr(), buf5.data_ptr())
+    return (buf5,)
 
 
 def benchmark(repeat=100):
