@@ -5,13 +5,15 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro acceptance-replay fuzz fuzz-parser opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-layouts bench-gpu-limits bench-gpu-models bench-cpu-models test-gpu
+.PHONY: bench-remote-cache demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro acceptance-replay fuzz fuzz-parser opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-layouts bench-gpu-limits bench-gpu-models bench-cpu-models test-gpu
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	# A CPU build of torch, pinned: an unpinned torch pulls a multi-GB CUDA build.
 	$(PY) -c "import torch" 2>/dev/null || $(PY) -m pip install --quiet "torch==2.13.0"
 	$(PY) -m pip install --quiet -e ".[test,triton]"
+	# The remote-cache tests start a real Redis server (Debian's redis-server).
+	command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq redis-server >/dev/null)
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -97,6 +99,11 @@ bench-gpu-models: $(STAMP)
 # The same models at CPU sizes, C++ backend, f32 (about 10 minutes on 2 cores; keep the machine idle).
 bench-cpu-models: $(STAMP)
 	$(PY) bench/models.py --device cpu --write bench/RESULTS.md
+
+# Cold compile against a second machine's through one Redis server (ResNet-50, 12 GPT blocks),
+# and 50 compiles with the server killed at random points (minutes; DEVICE=cuda on a GPU).
+bench-remote-cache: $(STAMP)
+	$(PY) bench/remote_cache.py --device $(or $(DEVICE),cpu) --chaos 50
 
 test-gpu: $(STAMP)
 	$(PY) tests/gpu/run_all.py

@@ -8,7 +8,7 @@ from .backend import Backend, site_names
 from .backends import BACKENDS, backend_named
 from .cache_heal import cache_dir
 from .kernel_plan import Compute, KernelPlan, Load, Loop, Reduce, Scan, Store, checked_op
-from . import cache_heal
+from . import cache_heal, cache_store, remote_cache
 from .loader import load_output_code
 from .runtime import random_input
 from .splits import split_reductions
@@ -30,6 +30,8 @@ __all__ = [
     "backend_named",
     "cache_dir",
     "cache_heal",
+    "cache_store",
+    "remote_cache",
     "generate",
     "load_output_code",
     "prebuild",

@@ -2,9 +2,7 @@
 code) share: their directory (`cache_dir`), and how they treat it as
 untrusted input: a bad entry is dropped with one warning line and built
 again; one that cannot be is a TircError that blames the cache and says
-what to delete; temporary files a killed process left behind are swept.
-`timed_record` is the cache of choices made by timing (launch configs,
-matmul libraries)."""
+what to delete; temporary files a killed process left behind are swept."""
 
 from __future__ import annotations
 
@@ -16,8 +14,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-from filelock import FileLock
 
 from ir_text import TircError, printable
 
@@ -76,8 +72,13 @@ def write_atomic(path: Path, text: str) -> None:
 
 def read_json(path: Path):
     """The JSON value in `path`; a ValueError names what is wrong with it."""
+    return decode_json(path.read_bytes())
+
+
+def decode_json(raw: bytes):
+    """The JSON value in `raw`; a ValueError names what is wrong with it."""
     try:
-        return json.loads(path.read_bytes().decode())  # UTF-8 as written, not JSON's guess
+        return json.loads(raw.decode())  # UTF-8 as written, not JSON's guess
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
     except json.JSONDecodeError as err:
@@ -121,24 +122,3 @@ def sweep_stale_temps(directory: Path) -> None:
 def cache_dir() -> Path:
     root = os.environ.get("TIRC_CACHE_DIR") or os.path.join(Path.home(), ".cache", "tirc")
     return Path(root)
-
-
-def timed_record(kind: str, parts: list[str], measure) -> dict:
-    """The record of a choice made by timing, cached as JSON under
-    `cache_dir()/kind/`, keyed by `parts`: read back when a valid one exists
-    (it has a "winner"), else `measure()` makes it and it is written
-    atomically under a filelock, so concurrent compiles time it once."""
-    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
-    path = cache_dir() / kind / key[:2] / f"{key}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path) + ".lock"):
-        try:
-            record = json.loads(path.read_text())
-            if isinstance(record, dict) and "winner" in record:
-                return record
-        except (OSError, ValueError):
-            pass  # not timed yet, or a damaged record: time again and overwrite
-        record = measure()
-        sweep_stale_temps(path.parent)
-        write_atomic(path, json.dumps(record, indent=1, sort_keys=True))
-    return record

@@ -12,6 +12,16 @@ an object is loaded only when its bytes match the record; one that does not,
 does not load, or lacks a kernel of its source is dropped with a one-line
 warning and built again. Temporary files a killed build left behind are
 swept when building into their directory.
+
+With a remote cache (remote_cache.py), an object another machine built is
+fetched instead of built, and one built here is published: keyed as
+locally, by the source, the compiler's identity and flags, and what
+`-march=native` means on this machine (`native_target`: the processor's
+model and instruction-set extensions, the architecture and the C
+library), so no machine loads an object built for another instruction set
+or ABI. A fetched object is
+checked against the header it came with, placed as a local build is, and
+then checked as every cached object is.
 """
 
 from __future__ import annotations
@@ -37,6 +47,7 @@ from ir_text import TircError
 from .cache_heal import (
     cache_dir,
     cache_error,
+    decode_json,
     drop_entry,
     read_json,
     sha256_hex,
@@ -44,6 +55,7 @@ from .cache_heal import (
     sweep_stale_temps,
     write_atomic,
 )
+from .remote_cache import remote
 
 CXX_FLAGS = (
     "-O3",
@@ -131,6 +143,31 @@ def compiler_identity(cxx: str) -> str:
     return out.splitlines()[0] if out else cxx
 
 
+@functools.lru_cache(maxsize=None)
+def native_target(cxx: str) -> str:
+    """What `-march=native` builds for here, as a hash: the processor's
+    model and instruction-set extensions as the kernel reports them (the
+    compiler, whose identity the key holds too, maps them to its target
+    options), the machine and its C library. Where /proc/cpuinfo is not
+    there, the compiler's resolved target options (a g++ run, 0.1 s)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            first = f.read().split("\n\n", 1)[0]
+        wanted = ("vendor_id", "cpu family", "model", "model name", "flags", "Features", "CPU part")
+        cpu = "\n".join(ln for ln in first.splitlines() if ln.split(":", 1)[0].strip() in wanted)
+    except OSError:
+        cpu = ""
+    if not cpu:
+        try:
+            cpu = subprocess.run(
+                [cxx, "-march=native", "-Q", "--help=target"], capture_output=True, text=True, check=True
+            ).stdout
+        except (OSError, subprocess.CalledProcessError):
+            cpu = "unknown"
+    identity = f"{platform.machine()} {platform.libc_ver()} {cpu}"
+    return hashlib.sha256(identity.encode()).hexdigest()[:32]
+
+
 def start_build(source: str) -> None:
     """Start building `source` now: g++ is spawned before this returns and a
     background thread only waits for it, links its units and moves the
@@ -146,6 +183,9 @@ def start_build(source: str) -> None:
         return
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        if _fetch_under_lock(target):
+            _BUILDS.release(target)
+            return
         sweep_stale_temps(target.parent)
         work = Path(tempfile.mkdtemp(dir=target.parent, suffix=".tmp"))
         build = _Build(cxx, source, work)
@@ -201,7 +241,7 @@ _RECORD_FIELDS = {"format": int, "key": str, "sha256": str}
 
 def _target(source: str, cxx: str) -> Path:
     """Where the object built from `source` lives: keyed by source, compiler and flags."""
-    parts = [source, compiler_identity(cxx), *flags(), f"entry format {ENTRY_FORMAT}"]
+    parts = [source, compiler_identity(cxx), native_target(cxx), *flags(), f"entry format {ENTRY_FORMAT}"]
     key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
     return cache_dir() / "cpp" / key[:2] / f"{key}.so"
 
@@ -240,13 +280,67 @@ def _usable(target: Path) -> bool:
     return target.exists() and entry_problem(target) is None
 
 
-def _place(built: Path, target: Path) -> None:
+def _place(built: Path, target: Path) -> bytes:
     """Move a built object into the cache, then write its record (so a
-    reader that sees the record sees the object it describes)."""
-    digest = sha256_hex(built.read_bytes())
+    reader that sees the record sees the object it describes); the
+    object's bytes."""
+    data = built.read_bytes()
     os.replace(built, target)
-    record = {"format": ENTRY_FORMAT, "key": target.stem, "sha256": digest}
+    record = {"format": ENTRY_FORMAT, "key": target.stem, "sha256": sha256_hex(data)}
     write_atomic(_record(target), json.dumps(record, sort_keys=True))
+    return data
+
+
+# Remote entries: the record's JSON on one line, then the object's bytes.
+REMOTE_KIND = "cpp"
+
+
+def _publish(target: Path, data: bytes) -> None:
+    """Share an object built here through the remote cache, if one is configured."""
+    store = remote()
+    if store is not None:
+        record = {"format": ENTRY_FORMAT, "key": target.stem, "sha256": sha256_hex(data)}
+        store.put(REMOTE_KIND, target.stem, json.dumps(record, sort_keys=True).encode() + b"\n" + data)
+
+
+def _fetch(target: Path) -> bool:
+    """Place the object another machine built for `target` (the caller holds
+    its lock); False when there is none or it is bad (dropped remotely)."""
+    store = remote()
+    if store is None:
+        return False
+    value = store.get(REMOTE_KIND, target.stem)
+    if value is None:
+        return False
+    head, _, data = value.partition(b"\n")
+    try:
+        record = decode_json(head)
+    except ValueError as err:
+        store.drop(REMOTE_KIND, target.stem, f"its record is unreadable: {err}")
+        return False
+    problem = shape_problem(record, _RECORD_FIELDS, ENTRY_FORMAT)
+    if problem is None and record["key"] != target.stem:
+        problem = "its record is another entry's"
+    if problem is None and sha256_hex(data) != record["sha256"]:
+        problem = "its bytes do not match their sha256"
+    if problem is not None:
+        store.drop(REMOTE_KIND, target.stem, problem)
+        return False
+    with tempfile.NamedTemporaryFile("wb", dir=target.parent, suffix=".tmp", delete=False) as tmp:
+        tmp.write(data)
+    try:
+        _place(Path(tmp.name), target)
+    except OSError:
+        Path(tmp.name).unlink(missing_ok=True)
+        raise
+    return True
+
+
+def _fetch_under_lock(target: Path) -> bool:
+    if remote() is None:
+        return False
+    with _lock(target):
+        return _usable(target) or _fetch(target)
 
 
 def build_shared_object(source: str) -> Path:
@@ -281,11 +375,13 @@ def _build_under_lock(cxx: str, source: str, target: Path) -> None:
                     return
                 drop_entry(problem, target, _record(target))
             sweep_stale_temps(target.parent)
+            if _fetch(target):
+                return
             work = Path(tempfile.mkdtemp(dir=target.parent, suffix=".tmp"))
             try:
                 build = _Build(cxx, source, work)
                 build.wait()
-                _place(build.so, target)
+                _publish(target, _place(build.so, target))
             finally:
                 shutil.rmtree(work, ignore_errors=True)
     except OSError as err:
@@ -297,6 +393,9 @@ def discard(target: Path, reason: str) -> None:
     (it does not load, or lacks a kernel): under the build's lock, so that an
     object another process is placing is not removed."""
     with _lock(target):
+        store = remote()
+        if store is not None:
+            store.delete(REMOTE_KIND, target.stem)  # else the rebuild would fetch it again
         drop_entry(reason, target, _record(target))
 
 
@@ -434,4 +533,4 @@ def _finish(build: _Build, target: Path) -> None:
     build.wait()
     with _lock(target):
         if not _usable(target):
-            _place(build.so, target)
+            _publish(target, _place(build.so, target))

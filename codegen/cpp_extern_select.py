@@ -45,7 +45,7 @@ import torch
 from ir_text import ExternNode, Module, Value
 from scheduler import users
 
-from .cache_heal import timed_record
+from .timed_records import timed_record
 
 ONEDNN_LINEAR = "mkldnn._linear_pointwise.default"
 AS_STRIDED = "aten.as_strided.default"
@@ -144,7 +144,10 @@ def _onednn_wins(x: Value, weight: Value, bias: Value | None, timer) -> bool:
         winner = ONEDNN_LINEAR if times[ONEDNN_LINEAR] < times["aten"] * (1 - MARGIN) else "aten"
         return {"shape [M, K, N]": [m, k, n], "bias": bias is not None, "times_s": times, "winner": winner}
 
-    return timed_record("extern-select", parts, measure)["winner"] == ONEDNN_LINEAR
+    def valid(record: dict) -> bool:
+        return record.get("winner") in (ONEDNN_LINEAR, "aten")
+
+    return timed_record("extern-select", parts, measure, valid)["winner"] == ONEDNN_LINEAR
 
 
 def _time_candidates(m: int, k: int, n: int, has_bias: bool, timer) -> dict[str, float]:

@@ -9,6 +9,8 @@ import os
 
 import torch
 
+from . import triton_shared_cache
+
 
 def interpreted() -> bool:
     return os.environ.get("TRITON_INTERPRET") == "1"
@@ -28,6 +30,8 @@ class Launches:
     def __init__(self):
         self.compiled: dict[tuple, tuple] = {}
         self.knobs = None if interpreted() else _knobs()
+        if self.knobs is not None:
+            triton_shared_cache.install()
 
     def run(self, kernel, grid: tuple, args: tuple, **meta) -> None:
         if self.knobs is None:

@@ -12,10 +12,12 @@ round, in order) and each keeps its median, so that a drift of the GPU's
 clocks over the timing favours none. The choice is deterministic given the
 timings: a later config wins only when it beats every earlier one by more
 than MARGIN, so noise keeps the heuristic's.
-Winners are cached as JSON under `TIRC_CACHE_DIR/triton-autotune/`, keyed by
-the kernel's source, its parameters' layouts, the configs offered, the GPU and
+Winners are cached as JSON under `TIRC_CACHE_DIR/triton-autotune/` (and in
+the remote cache, when one is configured: timed_records.py), keyed by the
+kernel's source, its parameters' layouts, the configs offered, the GPU and
 Triton's version, and written atomically under a filelock, so compiling the
-same kernel again (in this process or another) reads the winner back.
+same kernel again (in this process, another, or on another machine sharing
+the remote cache) reads the winner back.
 
 Timing needs a GPU: on the CPU (the interpreter) and with TIRC_AUTOTUNE=0
 kernels keep the heuristic's config. Split reductions (triton_split.py) have
@@ -33,10 +35,10 @@ import torch
 from ir_text import Module, to_torch
 from scheduler import kernel_io, users
 
-from .cache_heal import timed_record
+from .timed_records import timed_record
 from .kernel_plan import module_plans
 from .loader import load_output_code
-from . import runtime
+from . import runtime, triton_shared_cache
 from .triton import candidate_configs, render_kernels
 from .triton_body import assert_options, checks_indices
 from .triton_configs import Config, LaunchConfig
@@ -76,6 +78,7 @@ def tune_launches(module: Module, device: str, timer=None) -> Module:
         if not enabled(device):
             return module
         timer = _do_bench
+        triton_shared_cache.install()
     user_map = users(module)
     for kernel, plan in module_plans(module):
         if ATTRIBUTE in dict(kernel.attrs):
@@ -126,7 +129,10 @@ def _winner(plan, config: LaunchConfig, values, device: str, timer) -> int:
             "winner": choose(times),
         }
 
-    return int(timed_record("triton-autotune", parts, measure)["winner"])
+    def valid(record: dict) -> bool:
+        return type(record.get("winner")) is int and 0 <= record["winner"] < len(configs)
+
+    return timed_record("triton-autotune", parts, measure, valid)["winner"]
 
 
 def _kernel_source(plan) -> str:

@@ -18,5 +18,6 @@ settings.register_profile("tirc", derandomize=True)
 settings.load_profile("tirc")
 
 # Golden files: the `golden` fixture and `pytest --update-goldens` (docs/goldens.md);
-# pytester runs small pytest sessions in the golden tooling's own tests.
-pytest_plugins = ["pytester", "repro.golden_plugin"]
+# pytester runs small pytest sessions in the golden tooling's own tests;
+# `redis_server`, a real Redis server for the remote-cache tests.
+pytest_plugins = ["pytester", "repro.golden_plugin", "tests.redis_server"]

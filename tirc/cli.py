@@ -8,12 +8,13 @@ error, reported as one `FILE:LINE:COL: error: ...` line without a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import warnings
 from pathlib import Path
 
-from codegen import BACKENDS
+from codegen import BACKENDS, remote_cache
 from ir_text import STAGES, TircError, parse, print_ir, printable
 from repro import diff_modules
 
@@ -70,11 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="save the input tensors as DIR/inputs/<sha256>.pt; the dumps name them and replay loads them",
     )
 
+    _remote_cache_flag(c)
     r = sub.add_parser("replay", help="run a dump's remaining stages and check the result")
     r.add_argument("file")
     r.add_argument("--backend", choices=sorted(BACKENDS))
     r.add_argument("--device", choices=("cpu", "cuda"))
     r.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    _remote_cache_flag(r)
 
     f = sub.add_parser("fmt", help="rewrite dumps in canonical form")
     f.add_argument("--check", action="store_true", help="only report files that are not canonical")
@@ -100,6 +103,35 @@ def build_parser() -> argparse.ArgumentParser:
     red.add_argument("--device", choices=("cpu", "cuda"))
     red.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     return parser
+
+
+def _remote_cache_flag(parser) -> None:
+    parser.add_argument(
+        "--remote-cache",
+        metavar="URL",
+        help="share caches through this Redis server (redis://HOST:PORT/DB; as TIRC_REMOTE_CACHE,"
+        " with the secret in TIRC_REMOTE_CACHE_KEY)",
+    )
+
+
+@contextlib.contextmanager
+def _remote_cache(url: str | None):
+    """TIRC_REMOTE_CACHE set to `url` for the command (and the processes it
+    starts), as it was afterwards."""
+    if url is None:
+        yield
+        return
+    variable = remote_cache.URL_VARIABLE
+    remote_cache.check_url(url, "--remote-cache")
+    saved = os.environ.get(variable)
+    os.environ[variable] = url
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ[variable]
+        else:
+            os.environ[variable] = saved
 
 
 def _fmt(args) -> int:
@@ -159,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         "reduce": reduce_command,
     }
     try:
-        return handlers[args.command](args)
+        with _remote_cache(getattr(args, "remote_cache", None)):
+            return handlers[args.command](args)
     except TircError as err:
         print(err.format(), file=sys.stderr)
         return EXIT_ERROR

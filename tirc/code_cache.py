@@ -1,13 +1,17 @@
 """The compiled-code cache: a capture-stage module already compiled once
 is not lowered, scheduled, fused, planned and generated again.
 
-Keyed by the sha256 of tirc's own source files and of the capture module's
-text (which holds the options), so editing tirc or the program misses. An
-entry holds output_code.py and the memplan dump; it is written to a
-temporary file and renamed into place, so a concurrent reader sees a whole
-entry or none. Lives beside the C++ cache under TIRC_CACHE_DIR; set
-TIRC_NO_CODE_CACHE=1 to always run the pipeline. Compiles that write dumps
-or stop early run the pipeline (the dumps are their point).
+Keyed by the sha256 of tirc's own source files, of the versions of
+Python, torch and Triton, and of the capture module's text (which holds
+the options) with what tuning depends on (the caller's), so editing tirc
+or the program, or moving to another torch, misses. An entry holds
+output_code.py and the memplan dump; it is written to a temporary file and
+renamed into place, so a concurrent reader sees a whole entry or none. It
+lives beside the C++ cache under TIRC_CACHE_DIR and, when one is
+configured, in the remote cache that machines share (codegen's
+cache_store: the local level first); set TIRC_NO_CODE_CACHE=1 to always
+run the pipeline. Compiles that write dumps or stop early run the pipeline
+(the dumps are their point).
 
 An entry is untrusted input: it must be an object of the expected fields
 and format, its code and memplan text must match their sha256, and the code
@@ -23,9 +27,13 @@ import functools
 import hashlib
 import json
 import os
+import sys
+from importlib import metadata
 from pathlib import Path
 
-from codegen import cache_dir, cache_heal
+import torch
+
+from codegen import cache_heal, cache_store
 
 _PACKAGES = ("ir_text", "lowering", "scheduler", "codegen", "tirc")
 
@@ -46,9 +54,26 @@ def enabled() -> bool:
     return os.environ.get("TIRC_NO_CODE_CACHE", "") in ("", "0")
 
 
-def _path(capture_text: str) -> Path:
-    key = hashlib.sha256((_fingerprint() + "\0" + capture_text).encode()).hexdigest()[:32]
-    return cache_dir() / "code" / key[:2] / f"{key}.json"
+@functools.lru_cache(maxsize=1)
+def _versions() -> str:
+    """What else the generated code depends on: Python's, torch's and
+    Triton's versions, and whether Triton runs interpreted."""
+    try:
+        triton = metadata.version("triton")
+    except metadata.PackageNotFoundError:
+        triton = "none"
+    interpreted = os.environ.get("TRITON_INTERPRET") == "1"
+    return (
+        f"python {sys.version_info[:2]} torch {torch.__version__} triton {triton} interpreted {interpreted}"
+    )
+
+
+KIND = "code"
+
+
+def _key(capture_text: str) -> str:
+    parts = (_fingerprint(), _versions(), capture_text)
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 
 # The layout of an entry; tirc's fingerprint in the key already keeps other
@@ -59,18 +84,25 @@ _FIELDS = {"format": int, "code": str, "memplan": str, "code_sha256": str, "memp
 
 def lookup(capture_text: str) -> tuple[str, str] | None:
     """(output_code.py, memplan text) compiled from this capture text
-    before, or None; a bad entry is dropped (one warning line) first."""
-    path = _path(capture_text)
+    before, here or on a machine sharing the remote cache, or None; a bad
+    entry is dropped (one warning line) first."""
+    store, key = cache_store.levels(), _key(capture_text)
+    path = store.local.path(KIND, key)
     try:
-        entry = cache_heal.read_json(path)
-    except FileNotFoundError:
+        raw = store.get(KIND, key)
+    except OSError as err:  # the local file: the remote entry may be sound
+        cache_heal.drop_entry(f"unreadable: {err.strerror or err}", path)
         return None
-    except (OSError, ValueError) as err:
-        drop(capture_text, f"unreadable: {err}")
+    if raw is None:
+        return None
+    try:
+        entry = cache_heal.decode_json(raw)
+    except ValueError as err:
+        store.drop(KIND, key, f"unreadable: {err}")
         return None
     problem = entry_problem(entry, str(path))
     if problem is not None:
-        drop(capture_text, problem)
+        store.drop(KIND, key, problem)
         return None
     return entry["code"], entry["memplan"]
 
@@ -92,11 +124,10 @@ def entry_problem(entry, filename: str) -> str | None:
 
 def drop(capture_text: str, reason: str) -> None:
     """Remove the entry of `capture_text` (bad: `reason`), with one warning."""
-    cache_heal.drop_entry(reason, _path(capture_text))
+    cache_store.levels().drop(KIND, _key(capture_text), reason)
 
 
 def store(capture_text: str, code: str, memplan: str) -> None:
-    path = _path(capture_text)
     entry = {
         "format": ENTRY_FORMAT,
         "code": code,
@@ -105,8 +136,6 @@ def store(capture_text: str, code: str, memplan: str) -> None:
         "memplan_sha256": cache_heal.sha256_hex(memplan),
     }
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        cache_heal.sweep_stale_temps(path.parent)
-        cache_heal.write_atomic(path, json.dumps(entry))
+        cache_store.levels().put(KIND, _key(capture_text), json.dumps(entry).encode())
     except OSError:
         pass  # a read-only or full cache costs speed, never a compile

@@ -166,7 +166,8 @@ def test_int64_indices_when_offsets_could_overflow(tiny_splits, monkeypatch):
 
 
 def test_many_rows_are_not_split(tiny_splits):
-    program, got, want = compiled(lambda x: x.sum(1), lambda: [torch.randn(100, 1001)])
+    rows = codegen.triton_configs.SPLIT_MAX_ROWS  # not fewer than the threshold
+    program, got, want = compiled(lambda x: x.sum(1), lambda: [torch.randn(rows, 1001)])
     assert splits(program.code) == 0
     check(got, want, F32)
 
