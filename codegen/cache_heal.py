@@ -58,11 +58,12 @@ def cache_error(path: Path, problem: str) -> TircError:
     )
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, data: str | bytes) -> None:
     """Write `path` through a temporary file renamed into place, so a reader
-    sees the whole text or none."""
-    with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as tmp:
-        tmp.write(text)
+    sees the whole text (or bytes) or none."""
+    mode = "wb" if isinstance(data, bytes) else "w"
+    with tempfile.NamedTemporaryFile(mode, dir=path.parent, suffix=".tmp", delete=False) as tmp:
+        tmp.write(data)
     try:
         os.replace(tmp.name, path)
     except OSError:

@@ -17,12 +17,10 @@ hashes) and drops it when it is bad. C++ objects keep their own files
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Protocol
 
-from .cache_heal import cache_dir, drop_entry, sweep_stale_temps
+from .cache_heal import cache_dir, drop_entry, sweep_stale_temps, write_atomic
 from .remote_cache import RedisStore, remote
 
 
@@ -58,21 +56,10 @@ class DiskStore:
         path = self.path(kind, key)
         path.parent.mkdir(parents=True, exist_ok=True)
         sweep_stale_temps(path.parent)
-        write_bytes_atomic(path, value)
+        write_atomic(path, value)
 
     def delete(self, kind: str, key: str) -> None:
         self.path(kind, key).unlink(missing_ok=True)
-
-
-def write_bytes_atomic(path: Path, value: bytes) -> None:
-    """Write `path` through a temporary file renamed into place."""
-    with tempfile.NamedTemporaryFile("wb", dir=path.parent, suffix=".tmp", delete=False) as tmp:
-        tmp.write(value)
-    try:
-        os.replace(tmp.name, path)
-    except OSError:
-        os.unlink(tmp.name)
-        raise
 
 
 class Levels:

@@ -78,17 +78,27 @@ def _manager_class():
             text = f"{_platform()}\0{self.key}\0{filename}"
             return hashlib.sha256(text.encode()).hexdigest()[:32]
 
-        def get_group(self, filename: str):
-            group = super().get_group(filename)
-            if group is not None or self._remote is None:
-                return group
+        def _fetch(self, filename: str, most: int | None = None) -> dict[str, bytes] | None:
+            """The files published under `filename` (at most `most`), or
+            None; a bad entry is dropped remotely."""
             key = self._remote_key(filename)
             value = self._remote.get(KIND, key)
             if value is None:
                 return None
             files, problem = _decode(value, filename)
+            if problem is None and most is not None and len(files) > most:
+                problem = f"more than {most} file(s)"
             if problem is not None:
                 self._remote.drop(KIND, key, problem)
+                return None
+            return files
+
+        def get_group(self, filename: str):
+            group = super().get_group(filename)
+            if group is not None or self._remote is None:
+                return group
+            files = self._fetch(filename)
+            if files is None:
                 return None
             paths = {
                 name: super(SharedCache, self).put(data, name, binary=True) for name, data in files.items()
@@ -100,15 +110,8 @@ def _manager_class():
             path = super().get_file(filename)
             if path is not None or self._remote is None or not filename.endswith(_HOST_MODULE):
                 return path
-            key = self._remote_key(filename)
-            value = self._remote.get(KIND, key)
-            if value is None:
-                return None
-            files, problem = _decode(value, filename)
-            if problem is not None or len(files) != 1:
-                self._remote.drop(KIND, key, problem or "more than the one host module")
-                return None
-            return super().put(files[filename], filename, binary=True)
+            files = self._fetch(filename, most=1)
+            return None if files is None else super().put(files[filename], filename, binary=True)
 
         def put(self, data, filename: str, binary=True):
             path = super().put(data, filename, binary)
