@@ -109,15 +109,13 @@ def warn(message: str) -> None:
 class RedisStore:
     """The remote store: get, put and delete of signed byte values, each
     failure one warning (per store) and a pause of RETRY_AFTER_S, never an
-    exception. `client` is a redis.Redis (tests pass one with their own
-    timeouts)."""
+    exception. `client` is a redis.Redis with the timeouts set (`_open`)."""
 
     def __init__(self, url: str, secret: bytes, client):
         self.url, self._secret, self._client = url, secret, client
         self._warned = False
         self._retry_at = 0.0
         self._lock = threading.Lock()
-        self.counts = {"hits": 0, "misses": 0, "writes": 0, "dropped": 0, "failures": 0}
 
     @staticmethod
     def name(kind: str, key: str) -> str:
@@ -135,13 +133,11 @@ class RedisStore:
             self._failed(err)
             return None
         if value is None:
-            self.counts["misses"] += 1
             return None
         payload, problem = unseal(self._secret, kind, key, bytes(value))
         if problem is not None:
             self.drop(kind, key, problem)
             return None
-        self.counts["hits"] += 1
         return payload
 
     def put(self, kind: str, key: str, payload: bytes) -> None:
@@ -149,7 +145,6 @@ class RedisStore:
             return
         try:
             self._client.set(self.name(kind, key), seal(self._secret, kind, key, payload), ex=TTL_S)
-            self.counts["writes"] += 1
         except Exception as err:  # noqa: BLE001 - as get: a full or lost server costs speed only
             self._failed(err)
 
@@ -163,12 +158,10 @@ class RedisStore:
 
     def drop(self, kind: str, key: str, reason: str) -> None:
         """Delete a bad entry, with one warning line naming it."""
-        self.counts["dropped"] += 1
         self.delete(kind, key)
         warn(f"dropped a corrupt remote cache entry {self.name(kind, key)} ({reason}); rebuilding")
 
     def _failed(self, err: Exception) -> None:
-        self.counts["failures"] += 1
         with self._lock:
             self._retry_at = time.monotonic() + RETRY_AFTER_S
             if self._warned:
