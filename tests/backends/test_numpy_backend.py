@@ -28,19 +28,12 @@ from ir_text import BODY_OPS, TircError, parse, to_torch
 from numpy_backend import NUMPY
 from tirc.cli import main
 from tirc.compiler import compile_module, options_of
+from tests.codegen.matching import assert_matches, check_against_eager
 
 TESTS = Path(__file__).resolve().parents[1]
 GOLDEN_CASES = TESTS / "golden" / "cases"
 PROGRAM_CASES = sorted(p.parent.name for p in GOLDEN_CASES.glob("*/source.py"))
 DUMP_CASES = sorted(p.parent.name for p in GOLDEN_CASES.glob("*/source.tir"))
-
-# (rtol, atol) per dtype, as tests/codegen/matching.py; integers and bools exactly.
-TOL = {
-    torch.float32: (1e-5, 1e-5),
-    torch.float64: (1e-7, 1e-7),
-    torch.float16: (1e-3, 1e-3),
-    torch.bfloat16: (1.6e-2, 1e-2),
-}
 
 
 @pytest.fixture
@@ -51,17 +44,6 @@ def numpy_backend(monkeypatch):
     monkeypatch.setitem(codegen.BACKENDS, "numpy", NUMPY)
     monkeypatch.setenv("TIRC_NO_CODE_CACHE", "1")
     return NUMPY
-
-
-def assert_matches(actual, expected):
-    if isinstance(expected, (tuple, list)):
-        assert isinstance(actual, type(expected)) and len(actual) == len(expected)
-        for a, e in zip(actual, expected):
-            assert_matches(a, e)
-        return
-    assert actual.dtype == expected.dtype and actual.shape == expected.shape, (actual, expected)
-    rtol, atol = TOL.get(expected.dtype, (0.0, 0.0))
-    torch.testing.assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
 
 
 def assert_numpy_code(code: str):
@@ -228,14 +210,7 @@ def test_program_matches_eager(numpy_backend, name):
     torch.manual_seed(0)
     compiled = tirc.compile(fn, make_inputs(), backend="numpy")
     assert_numpy_code(compiled.code)
-    torch.manual_seed(1)
-    fresh = make_inputs()
-    expected = fn(*[x.clone() for x in fresh])
-    actual = compiled(*fresh)
-    assert_matches(actual, expected)
-    torch.manual_seed(1)
-    for before, after in zip(make_inputs(), fresh):
-        assert torch.equal(before, after), "the compiled code wrote into an input"
+    check_against_eager(compiled, fn, make_inputs)
 
 
 def _cancellation(x, y):

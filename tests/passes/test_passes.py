@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import re
 import shlex
 import shutil
@@ -96,17 +95,8 @@ def run_tirc(argv: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _private_cache(tmp_path_factory):
-    """A run through memplan starts g++ on the kernels it plans (tirc's
-    prebuild): they build into a private cache, not the user's."""
-    old = os.environ.get("TIRC_CACHE_DIR")
-    os.environ["TIRC_CACHE_DIR"] = str(tmp_path_factory.mktemp("tirc-cache"))
-    yield
-    if old is None:
-        os.environ.pop("TIRC_CACHE_DIR", None)
-    else:
-        os.environ["TIRC_CACHE_DIR"] = old
+# Kernels these tests plan build into a private cache (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.relative_to(HERE).as_posix() for p in FILES])

@@ -6,7 +6,6 @@ on both backends."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
@@ -84,20 +83,12 @@ PROGRAMS = {
 }
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _private_cache(tmp_path_factory):
-    """Compiled kernels go to a private cache, not the user's."""
-    old = os.environ.get("TIRC_CACHE_DIR")
-    os.environ["TIRC_CACHE_DIR"] = str(tmp_path_factory.mktemp("tirc-cache"))
-    yield
-    if old is None:
-        os.environ.pop("TIRC_CACHE_DIR", None)
-    else:
-        os.environ["TIRC_CACHE_DIR"] = old
+# Kernels these tests plan build into a private cache (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 @pytest.fixture(scope="module")
-def unfused(tmp_path_factory):
+def unfused(private_cache, tmp_path_factory):
     """name -> dump directory of the program compiled with fusion=false (cpp)."""
     out = {}
     for name, (fn, make) in PROGRAMS.items():
