@@ -47,6 +47,7 @@ import tirc  # noqa: E402  (before triton: it picks the interpreter when there i
 from common import geomean, medians, table, write_section  # noqa: E402
 from gpu import REL_TOL, _flat, _rel_error  # noqa: E402
 import heldout2_zoo  # noqa: E402
+import heldout3_zoo  # noqa: E402
 import heldout_zoo  # noqa: E402  (bench/ is on sys.path, as for common and gpu)
 import model_zoo  # noqa: E402
 from model_zoo import GROUPS, ModelSpec  # noqa: E402
@@ -61,7 +62,12 @@ SECTIONS = {
 }
 # The suite the work is measured by, and models kept aside from the tuning
 # (bench/heldout_zoo.py), to check its figures on programs it did not see.
-ZOOS = {"suite": model_zoo.suite, "heldout": heldout_zoo.suite, "heldout2": heldout2_zoo.suite}
+ZOOS = {
+    "suite": model_zoo.suite,
+    "heldout": heldout_zoo.suite,
+    "heldout2": heldout2_zoo.suite,
+    "heldout3": heldout3_zoo.suite,
+}
 
 
 @dataclass

@@ -18,6 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tirc  # noqa: E402
+import heldout2_zoo  # noqa: E402
+import heldout3_zoo  # noqa: E402
 import heldout_zoo  # noqa: E402
 import model_zoo  # noqa: E402
 
@@ -25,7 +27,10 @@ DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
 
 
 def _specs():
-    return {s.name: s for s in model_zoo.suite() + heldout_zoo.suite()}
+    return {
+        s.name: s
+        for s in model_zoo.suite() + heldout_zoo.suite() + heldout2_zoo.suite() + heldout3_zoo.suite()
+    }
 
 
 def host_ms(fn, runs: int = 20) -> float:
@@ -40,14 +45,18 @@ def host_ms(fn, runs: int = 20) -> float:
     return sorted(times)[len(times) // 2] * 1e3
 
 
-def kernels(fn, top: int) -> str:
+def kernels(fn, top: int, ops: bool = False) -> str:
+    """The top CUDA kernels by GPU time; with `ops`, the host-side ops
+    (aten::copy_, ...) by the GPU time they launch instead."""
     fn()
     torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+    activities = [torch.profiler.ProfilerActivity.CUDA] + [torch.profiler.ProfilerActivity.CPU] * ops
+    with torch.profiler.profile(activities=activities) as prof:
         for _ in range(5):
             fn()
         torch.cuda.synchronize()
-    events = [e for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
+    kind = torch.autograd.DeviceType.CPU if ops else torch.autograd.DeviceType.CUDA
+    events = [e for e in prof.key_averages() if e.device_type == kind and e.device_time_total > 0]
     events.sort(key=lambda e: -e.device_time_total)
     total = sum(e.device_time_total for e in events) / 5
     lines = [f"  GPU total {total / 1e3:.3f} ms per call, {sum(e.count for e in events) // 5} kernels"]
@@ -56,12 +65,20 @@ def kernels(fn, top: int) -> str:
     return "\n".join(lines)
 
 
+def _dumps(root: Path | None, name: str) -> dict:
+    return {"dump_after": "fusion,memplan", "dump_dir": str(root / name)} if root else {}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("models")
     parser.add_argument("--dtype", default="f32")
     parser.add_argument("--layout", default="auto")
     parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--ops", action="store_true", help="host ops by the GPU time they launch")
+    parser.add_argument(
+        "--dump-dir", type=Path, help="write tirc's fusion and memplan dumps and code here, by model"
+    )
     args = parser.parse_args()
     dtype = DTYPES[args.dtype]
     for name in args.models.split(","):
@@ -73,14 +90,19 @@ def main() -> None:
                 "eager": model,
                 "inductor": torch.compile(model),
                 "tirc": tirc.compile(
-                    model, inputs, backend="triton", device="cuda", options={"layout": args.layout}
+                    model,
+                    inputs,
+                    backend="triton",
+                    device="cuda",
+                    options={"layout": args.layout},
+                    **_dumps(args.dump_dir, name),
                 ),
             }
             for label, fn in compiled.items():
                 call = lambda fn=fn, inputs=inputs: fn(*inputs)  # noqa: E731
                 call()
                 print(f"{name} {args.dtype} {label}: host {host_ms(call):.3f} ms (GPU idle at the start)")
-                print(kernels(call, args.top), flush=True)
+                print(kernels(call, args.top, args.ops), flush=True)
 
 
 if __name__ == "__main__":

@@ -51,7 +51,6 @@ from ir_text import index_var
 
 from . import triton_configs, triton_online, triton_split, triton_tiling
 from .kernel_plan import KernelPlan, Load, Loop, Scan
-from .loop_order import storage_order
 from .triton_body import (
     SUPPORTED_OPS,
     TL_TYPES,
@@ -64,6 +63,7 @@ from .triton_body import (
     names,
     unflatten,
 )
+from .triton_order import reduction_orders
 from .triton_passes import Values, identity, reduction_pass
 from .triton_configs import LaunchConfig
 from .triton_helpers import HELPER_DEPS, HELPERS, helpers_named
@@ -131,8 +131,7 @@ def _reduction_kernel(kernel: Kernel, persistent: bool) -> list[str]:
     computed once. Otherwise each pass is a loop over the r-variables, RBLOCK
     at a time."""
     plan = kernel.plan
-    outputs = storage_order(plan, [(f"i{k}", s) for k, s in enumerate(plan.ranges)])
-    reduced = [(f"r{k}", s) for k, s in enumerate(plan.reduction)]
+    outputs, reduced = reduction_orders(plan)
     loop = Tile("[XBLOCK, RBLOCK]", "mask", (names(outputs), names(reduced)))
     column = Tile("[XBLOCK, 1]", "xmask", (names(outputs),))
     lines = kernel.header(["xnumel", "rnumel"], ["XBLOCK", "RBLOCK"]) + kernel.xindex("[:, None]")

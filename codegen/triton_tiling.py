@@ -231,8 +231,8 @@ def _accesses(plan: KernelPlan) -> list[Access]:
             continue
         index = sympy.sympify(stmt.index)
         symbols = {s.name: s for s in index.free_symbols if s.name in variables}
-        unclamped = _unclamped(index)
-        strides = tuple((name, stride(unclamped, symbols[name])) for name in sorted(symbols))
+        bare = unclamped(index)
+        strides = tuple((name, stride(bare, symbols[name])) for name in sorted(symbols))
         unit = [name for name, step in strides if step == 1]
         buffer = stmt.source if isinstance(stmt, Load) else stmt.target
         elements = prod(variables[name] for name in symbols)
@@ -249,7 +249,7 @@ def _accesses(plan: KernelPlan) -> list[Access]:
     return out
 
 
-def _unclamped(index):
+def unclamped(index):
     """The index with its clamps to constant bounds taken off (`min(63,
     max(0, i1 - 64))` is `i1 - 64`): a concatenation's or a padding's
     loads clamp their index so that every load is in bounds, and move along

@@ -24,12 +24,31 @@ from ir_text import GraphOp, Module, Value, contiguous_strides
 
 CONVOLUTION = "aten.convolution.default"
 
-# Channels-last time over NCHW time of a convolution, by kind, on the GPU
-# (cuDNN, fp32 and bf16). A grouped convolution with several input channels
-# per group can be much slower channels-last (Inductor skips the layout for
-# such shapes); depthwise and dense ones are faster (measured:
-# docs/design-notes.md, "Lowering").
-_GPU_RATIO = {"dense": 0.75, "depthwise": 0.85, "grouped": 1.5}
+# Channels-last time over NCHW time of a convolution on the GPU (cuDNN), by
+# rank, kind and whether its data is 16-bit: the convolutions run on
+# inputs and weights already in the layout, so cuDNN's own conversions are
+# in the time (bench/conv_layouts.py; docs/design-notes.md, "Lowering").
+# A grouped convolution with several input channels per group can be much
+# slower channels-last (Inductor skips the layout for such shapes); dense
+# and depthwise 2-D ones are faster. In 3-D, fp32 dense convolutions gain
+# only with 3x3x3 kernels (1x3x3 and 3x1x1 ones ran 1.2x slower), bf16 ones
+# gain, and depthwise ones run 5-14x slower: Inductor keeps every 3-D
+# convolution NCDHW.
+_GPU_RATIO = {
+    (4, "dense", False): 0.75,
+    (4, "dense", True): 0.75,
+    (4, "depthwise", False): 0.85,
+    (4, "depthwise", True): 0.85,
+    (4, "grouped", False): 1.5,
+    (4, "grouped", True): 1.5,
+    (5, "dense", False): 1.05,
+    (5, "dense", True): 0.65,
+    (5, "depthwise", False): 10.0,
+    (5, "depthwise", True): 5.0,
+    (5, "grouped", False): 1.5,
+    (5, "grouped", True): 1.5,
+}
+_SIXTEEN_BIT = frozenset({"f16", "bf16"})
 
 
 @dataclass(frozen=True)
@@ -56,14 +75,16 @@ def decide_layout(module: Module, mode: str, device: str, backend_gains: bool) -
         return _cpu_decision(convs)
     if not backend_gains:
         return LayoutPlan(False, f"{len(convs)} convolution(s), for a backend whose kernels run NCHW faster")
-    flops = {kind: 0 for kind in _GPU_RATIO}
+    flops: dict[str, int] = {}
+    weighted = 0.0
     for op in convs:
-        flops[_kind(op)] += _flops(op)
+        key = (_rank(op), _kind(op), op.args[0].type.dtype in _SIXTEEN_BIT)
+        flops[_label(key)] = flops.get(_label(key), 0) + _flops(op)
+        weighted += _flops(op) * _GPU_RATIO[key]
     total = sum(flops.values())
-    weighted = sum(flops[k] * _GPU_RATIO[k] for k in flops)
-    shares = ", ".join(f"{k} {100 * flops[k] / max(total, 1):.0f}%" for k in _GPU_RATIO if flops[k])
+    shares = ", ".join(f"{k} {100 * n / max(total, 1):.0f}%" for k, n in sorted(flops.items()))
     if weighted > total:
-        return LayoutPlan(False, f"grouped convolutions, slower channels-last, carry the flops ({shares})")
+        return LayoutPlan(False, f"convolutions slower channels-last carry the flops ({shares})")
     return LayoutPlan(True, f"{len(convs)} convolution(s), faster channels-last ({shares} of the flops)")
 
 
@@ -74,6 +95,12 @@ def _cpu_decision(convs: list) -> LayoutPlan:
     by convolution kind separates them (measured: docs/design-notes.md,
     "Lowering"). NCHW, then; `layout=channels-last` forces it."""
     return LayoutPlan(False, f"{len(convs)} convolution(s) on the CPU, where tirc's kernels run NCHW faster")
+
+
+def _label(key: tuple) -> str:
+    """`dense`, `grouped`, ... for 2-D convolutions, `3-D dense`, ... for 3-D ones."""
+    rank, kind, _ = key
+    return kind if rank == 4 else f"3-D {kind}"
 
 
 def _rank(op: GraphOp) -> int:

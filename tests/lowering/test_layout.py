@@ -22,6 +22,7 @@ import torch.nn.functional as F
 import tirc
 from ir_text import TircError, parse, print_ir
 from lowering import interpret
+from lowering.layout import is_channels_last
 from tirc.compiler import capture_program
 from tirc.options import Options
 from tirc.pipeline import Context, run_stages
@@ -62,13 +63,13 @@ def _randomized(model: nn.Module) -> nn.Module:
 
 
 def _channels_last(text: str) -> int:
-    found = re.findall(r": \w+\[(\d+), (\d+), (\d+), (\d+)\] strides \[([-\d, ]+)\]", text)
-    count = 0
-    for _, c, h, w, strides in found:
-        c, h, w = int(c), int(h), int(w)
-        if tuple(int(s) for s in strides.split(", "))[1:] == (1, w * c, c) and c > 1 and h * w > 1:
-            count += 1
-    return count
+    """Buffers of rank 4 or 5 laid out channels-last (and not also contiguous)."""
+    found = re.findall(r": \w+\[([\d, ]+)\] strides \[([-\d, ]+)\]", text)
+    return sum(is_channels_last(_ints(shape), _ints(strides)) for shape, strides in found)
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(s) for s in text.split(", "))
 
 
 @pytest.mark.parametrize("backend", ["cpp", "triton"])
@@ -158,12 +159,30 @@ def test_gpu_decision_weighs_the_convolutions_kinds():
     assert re.search(r"^layout channels_last .*dense 100%", lower, re.M)
     grouped = _randomized(nn.Sequential(nn.Conv2d(8, 16, 3, groups=2), nn.ReLU()))
     lower = _lowered_for_cuda(grouped, [torch.randn(2, 8, 9, 9)])
-    assert re.search(r"^layout keep \{reason = \"grouped convolutions.*grouped 100%", lower, re.M)
+    assert re.search(
+        r"^layout keep \{reason = \"convolutions slower channels-last.*grouped 100%", lower, re.M
+    )
     assert _channels_last(lower) == 0
     lower = _lowered_for_cuda(grouped, [torch.randn(2, 8, 9, 9)], layout="channels-last")
     assert "layout channels_last" in lower and _channels_last(lower) > 0
     plain = _lowered_for_cuda(lambda x: x * 2, [torch.randn(2, 8, 9, 9)])
     assert "\nlayout " not in plain
+
+
+def test_gpu_decision_keeps_3d_convolutions_by_kind_and_dtype():
+    """3-D convolutions: fp32 dense ones and depthwise ones stay NCDHW on
+    the GPU (cuDNN ran them slower channels-last), bf16 dense ones go
+    channels-last-3d."""
+    dense = _randomized(nn.Sequential(nn.Conv3d(8, 16, (1, 3, 3)), nn.ReLU()))
+    lower = _lowered_for_cuda(dense, [torch.randn(2, 8, 3, 9, 9)])
+    assert re.search(r"^layout keep .*3-D dense 100%", lower, re.M)
+    assert _channels_last(lower) == 0
+    lower = _lowered_for_cuda(dense.bfloat16(), [torch.randn(2, 8, 3, 9, 9).bfloat16()])
+    assert re.search(r"^layout channels_last .*3-D dense 100%", lower, re.M)
+    assert _channels_last(lower) > 0
+    depthwise = _randomized(nn.Sequential(nn.Conv3d(8, 8, 3, groups=8), nn.ReLU())).bfloat16()
+    lower = _lowered_for_cuda(depthwise, [torch.randn(2, 8, 5, 9, 9).bfloat16()])
+    assert re.search(r"^layout keep .*3-D depthwise 100%", lower, re.M)
 
 
 def test_gpu_convolution_bias_joins_the_epilogue():
