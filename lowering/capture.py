@@ -145,7 +145,7 @@ def _trace(flat_fn, inputs):
     # In-place ops become their functional forms, and a mutated input ends
     # in a copy_ back into it (an `update` line).
     functional = torch.func.functionalize(flat_fn, remove="mutations")
-    with torch.no_grad(), _without_vendor_kernels():
+    with torch.no_grad(), _without_vendor_kernels(_on_cuda(inputs)):
         blanks = [_blank(x) for x in inputs]
         try:
             with quiet_fake_tensors():
@@ -182,7 +182,7 @@ def _refunctionalize(gm, inputs):
     def run(*args):
         return torch.fx.Interpreter(gm).run(*args)
 
-    with torch.no_grad(), _without_vendor_kernels(), fx_traceback.preserve_node_meta():
+    with torch.no_grad(), _without_vendor_kernels(_on_cuda(inputs)), fx_traceback.preserve_node_meta():
         functional = torch.func.functionalize(run, remove="mutations")
         # No decompositions this time: the graph is core ATen already (and
         # core's slice_scatter decomposition mis-sizes some negative pads).
@@ -191,27 +191,34 @@ def _refunctionalize(gm, inputs):
         return make_fx(functional, tracing_mode="fake", record_stack_traces=True)(*inputs)
 
 
+def _on_cuda(inputs) -> bool:
+    return any(isinstance(x, torch.Tensor) and x.is_cuda for x in inputs)
+
+
 @contextlib.contextmanager
-def _without_vendor_kernels():
+def _without_vendor_kernels(cuda: bool):
     """mkldnn and cuDNN off while tracing: recurrent layers then trace to
     matmuls and pointwise ops. (With mkldnn, fake and meta tensors disagree
     on its results; with cuDNN, nn.LSTM's forward flattens its weights into
-    one storage, which tracing cannot follow.) cuDNN's attention too: its op
-    returns sequence lengths as ints, which tirc cannot hold, so
-    scaled_dot_product_attention traces to the flash, memory-efficient or
-    math form. mkldnn's flags() also toggles a TF32 setting that warns on
-    builds without Intel GPU support, which is noise here."""
+    one storage, which tracing cannot follow.) cuDNN's and flash attention
+    too, for a program on the GPU (`cuda`): their CUDA ops return sequence
+    lengths as ints, which tirc cannot hold (a bf16 GPT-NeoX block failed to
+    capture), so scaled_dot_product_attention traces to the memory-efficient
+    or math form there; on the CPU flash attention is one op of tensors. mkldnn's flags() also toggles a TF32 setting that warns
+    on builds without Intel GPU support, which is noise here."""
     flags = [torch.backends.mkldnn.flags(enabled=False), torch.backends.cudnn.flags(enabled=False)]
-    cudnn_attention = torch.backends.cuda.cudnn_sdp_enabled()
+    attention = torch.backends.cuda.cudnn_sdp_enabled(), torch.backends.cuda.flash_sdp_enabled()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         for flag in flags:
             flag.__enter__()
     torch.backends.cuda.enable_cudnn_sdp(False)
+    torch.backends.cuda.enable_flash_sdp(attention[1] and not cuda)
     try:
         yield
     finally:
-        torch.backends.cuda.enable_cudnn_sdp(cudnn_attention)
+        torch.backends.cuda.enable_cudnn_sdp(attention[0])
+        torch.backends.cuda.enable_flash_sdp(attention[1])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)
             for flag in reversed(flags):
