@@ -63,7 +63,7 @@ from .triton_body import (
     names,
     unflatten,
 )
-from .triton_order import reduction_orders
+from .triton_order import pass_order, reduction_orders
 from .triton_passes import Values, identity, reduction_pass
 from .triton_configs import LaunchConfig
 from .triton_helpers import HELPER_DEPS, HELPERS, helpers_named
@@ -146,7 +146,8 @@ def _reduction_kernel(kernel: Kernel, persistent: bool) -> list[str]:
     for k, step in enumerate(plan.steps):
         if isinstance(step, Loop):
             if k not in emptied:
-                lines += reduction_pass(kernel, step, loop, reduced, values, folded.get(k, []))
+                order = reduced if persistent else pass_order(plan, step)
+                lines += reduction_pass(kernel, step, loop, order, values, folded.get(k, []))
             continue
         step = values.rename(step) if values else step
         if step is not None:

@@ -20,8 +20,11 @@ costed as the 32-byte sectors one warp's 32 consecutive flat indices touch,
 summed over the accesses, an access inside the reduction loop counted once
 per reduced element. A candidate replaces the default only when it touches
 at most GAIN of the default's sectors, so plans whose accesses agree keep
-their order (and their code). An argmax or argmin keeps the logical
-reduced order: its result is the flat `rindex` of the winner.
+their order (and their code). A persistent kernel walks its rows once, in
+one reduced order for all its passes; a looped one walks them once per
+pass, each pass in the order of its own accesses. An argmax or argmin
+keeps the logical reduced order: its result is the flat `rindex` of the
+winner.
 """
 
 from __future__ import annotations
@@ -54,13 +57,27 @@ class _Access:
 
 
 def reduction_orders(plan: KernelPlan) -> tuple[Order, Order]:
-    """(output variables, reduced variables), each fastest last."""
+    """(output variables, reduced variables), each fastest last: the
+    reduced order of a persistent kernel, whose passes share one rindex."""
     outputs = storage_order(plan, [(f"i{k}", s) for k, s in enumerate(plan.ranges)])
-    reduced = [(f"r{k}", s) for k, s in enumerate(plan.reduction)]
     accesses = _accesses(plan)
-    if not any(isinstance(s, Reduce) and s.kind in _FLAT_INDEX_RESULTS for s in plan.statements):
-        reduced = _cheapest(reduced, [a for a in accesses if a.per_element])
+    reduced = _reduced_order(plan, [a for a in accesses if a.per_element])
     return _cheapest(outputs, accesses), reduced
+
+
+def pass_order(plan: KernelPlan, pass_: Loop) -> Order:
+    """The reduced order of one pass of a looped kernel, which walks its
+    rows once per pass: a statistics pass that only loads (a norm's mean
+    and variance of an NCHW map) keeps its loads contiguous even where the
+    pass that stores (channels-last) walks the channel fastest."""
+    return _reduced_order(plan, [a for a in _accesses(plan, [pass_]) if a.per_element])
+
+
+def _reduced_order(plan: KernelPlan, accesses: list[_Access]) -> Order:
+    reduced = [(f"r{k}", s) for k, s in enumerate(plan.reduction)]
+    if any(isinstance(s, Reduce) and s.kind in _FLAT_INDEX_RESULTS for s in plan.statements):
+        return reduced
+    return _cheapest(reduced, accesses)
 
 
 def _cheapest(order: Order, accesses: list[_Access]) -> Order:
@@ -103,11 +120,11 @@ def _sectors(access: _Access, order: Order) -> int:
     return len(touched)
 
 
-def _accesses(plan: KernelPlan) -> list[_Access]:
+def _accesses(plan: KernelPlan, steps=None) -> list[_Access]:
     dtypes = dict(plan.params)
     reduced = prod(plan.reduction)
     out = []
-    for step in plan.steps:
+    for step in plan.steps if steps is None else steps:
         in_loop = isinstance(step, Loop)
         for stmt in step.statements if in_loop else [step]:
             if not isinstance(stmt, (Load, Store)):

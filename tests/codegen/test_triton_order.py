@@ -13,7 +13,8 @@ import torch.nn.functional as F
 
 from codegen.kernel_plan import KernelPlan, Load, Loop, Reduce, Store
 from codegen.triton_order import reduction_orders
-from matching import assert_matches, compiled
+import tirc
+from matching import assert_matches, check_against_eager, compiled
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -96,3 +97,27 @@ def test_only_flat_index_reductions_keep_the_logical_reduced_order(kind):
     )
     _, reduced = reduction_orders(plan)
     assert [name for name, _ in reduced] == (["r0", "r1"] if kind == "argmax" else ["r1", "r0"])
+
+
+def test_a_looped_kernel_orders_each_pass_by_its_own_accesses(monkeypatch):
+    """A group norm of an NCHW map written channels-last for the
+    convolution after it, as rows too long to hold (looped): the statistics
+    pass only loads, along the pixels; the pass that stores walks the
+    group's channels fastest."""
+    from codegen import triton_configs
+
+    monkeypatch.setattr(triton_configs, "PERSISTENT_MAX", 64)
+
+    def fn(x, w):
+        return F.conv2d(F.group_norm(x, 4).relu(), w)
+
+    def make():
+        return [torch.randn(2, 12, 9, 7), torch.randn(5, 12, 1, 1)]
+
+    torch.manual_seed(0)
+    program = tirc.compile(fn, make(), backend="triton", options={"layout": "channels-last"})
+    check_against_eager(program, fn, make)
+    (kernel,) = [k for k in _kernels(program.code) if "rindex" in k]
+    stats, normalize = kernel.split("for roffset")[1:]
+    assert "r1 = rindex % 63" in stats and "tl.store" not in stats
+    assert "r0 = rindex % 3" in normalize and "tl.store" in normalize
