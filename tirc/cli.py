@@ -70,13 +70,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="save the input tensors as DIR/inputs/<sha256>.pt; the dumps name them and replay loads them",
     )
-
+    _timings_flag(c)
     _remote_cache_flag(c)
     r = sub.add_parser("replay", help="run a dump's remaining stages and check the result")
     r.add_argument("file")
     r.add_argument("--backend", choices=sorted(BACKENDS))
     r.add_argument("--device", choices=("cpu", "cuda"))
     r.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    _timings_flag(r)
     _remote_cache_flag(r)
 
     f = sub.add_parser("fmt", help="rewrite dumps in canonical form")
@@ -103,6 +104,14 @@ def build_parser() -> argparse.ArgumentParser:
     red.add_argument("--device", choices=("cpu", "cuda"))
     red.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     return parser
+
+
+def _timings_flag(parser) -> None:
+    parser.add_argument(
+        "--timings",
+        action="store_true",
+        help="print the seconds of each stage and step, and their share of the total, on stderr",
+    )
 
 
 def _remote_cache_flag(parser) -> None:

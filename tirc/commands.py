@@ -10,16 +10,17 @@ import torch
 from codegen import random_input
 from ir_text import TircError, first_line, is_float, print_ir, printable, to_torch
 from lowering import copy_with_layout, fallback_ops, interpret, widened
-from repro import check_rerun, compile_args, recording
+from repro import compile_args, recording
 from scheduler import extern_kernels
 
 from .compare import Mismatch, compare_outputs
-from .compiler import capture_program, compile_module, options_of, parse_dump_after
+from .compiler import capture_program, check_determinism, compile_module, options_of, parse_dump_after
 from .crash import Reproducers
 from .dumps import DumpWriter, serialize_input, write_atomic
 from .options import Options
 from .pipeline import Context, check_module
 from .sources import load_dump, load_exported, load_python, load_saved_input, read_saved_input, read_text
+from .timings import Timings, table
 
 EXIT_OK, EXIT_MISMATCH = 0, 1
 
@@ -83,6 +84,7 @@ def compile_command(args) -> int:
 
 
 def _compile(args) -> int:
+    timings = Timings.for_stderr()
     stages = parse_dump_after(args.dump_after)
     dump_dir = args.dump_dir or ("tirc-dump" if stages or args.save_inputs else None)
     suffix = Path(args.source).suffix
@@ -91,15 +93,18 @@ def _compile(args) -> int:
     if args.entry and suffix != ".py":
         raise TircError("--entry applies to .py sources only")
     if suffix == ".tir":
-        return _compile_dump(args, stages, dump_dir)
-    program = load_exported(args.source) if suffix == ".pt2" else load_python(args.source, args.entry)
-    options = Options(backend=args.backend or "cpp", device=args.device or "cpu").with_text(args.option)
-    if options.device == "cuda" and not torch.cuda.is_available():
-        raise TircError("--device cuda: no CUDA device is available here")
-    program.to(options.device)
+        return _compile_dump(args, stages, dump_dir, timings)
+    with timings.measure("source"):
+        program = load_exported(args.source) if suffix == ".pt2" else load_python(args.source, args.entry)
+        options = Options(backend=args.backend or "cpp", device=args.device or "cpu").with_text(args.option)
+        if options.device == "cuda" and not torch.cuda.is_available():
+            raise TircError("--device cuda: no CUDA device is available here")
+        program.to(options.device)
     path = program.path if suffix == ".py" else None
-    module, text, lifted, _ = capture_program(program.fn, program.inputs, program.name, path, options)
-    writer = DumpWriter(dump_dir, stages, program.name, options) if dump_dir else None
+    module, text, lifted, _ = capture_program(
+        program.fn, program.inputs, program.name, path, options, timings
+    )
+    writer = DumpWriter(dump_dir, stages, program.name, options, timings=timings) if dump_dir else None
     state = [t.detach() for _, t in lifted]
     if args.save_inputs:
         writer.save_inputs(module.inputs, [serialize_input(t) for t in state + program.inputs])
@@ -107,11 +112,12 @@ def _compile(args) -> int:
     repro = Reproducers(Path(dump_dir or "."))
     dump = recording(options, writer)  # check_determinism: keeps every file to compare
     compiled = compile_module(
-        module, options, dump, args.stop_after, capture_text=text, repro=repro, cache=True
+        module, options, dump, args.stop_after, capture_text=text, repro=repro, cache=True, timings=timings
     )
-    check_rerun(dump, compile_args(args))
-    _write_output(args.output, compiled.module)
+    check_determinism(dump, writer, compile_args(args), timings)
+    _finish(args, compiled, writer)
     _summary(compiled, options, writer)
+    _print_timings(args, compiled)
     if not args.check:
         return EXIT_OK
     return _check_program(module, compiled.load().call, program, state)
@@ -138,16 +144,21 @@ def _check_program(module, call, program, state: list[torch.Tensor]) -> int:
     return _report(_compare(actual, expected, updated), "eager PyTorch")
 
 
-def _compile_dump(args, stages: set[str], dump_dir: str | None) -> int:
-    module = load_dump(args.source)
-    options = options_of(module, args.option, backend=args.backend, device=args.device)
-    try:
-        check_module(module, Context(options))
-    except TircError as err:
-        raise err.located(args.source) from None
+def _compile_dump(args, stages: set[str], dump_dir: str | None, timings: Timings) -> int:
+    with timings.measure("source"):
+        module = load_dump(args.source)
+        options = options_of(module, args.option, backend=args.backend, device=args.device)
+        try:
+            check_module(module, Context(options))
+        except TircError as err:
+            raise err.located(args.source) from None
     # Read (and check) saved inputs before compiling: a missing file fails fast.
     inputs = header_inputs(module, args.source) if args.check or args.save_inputs else None
-    writer = DumpWriter(dump_dir, stages, module.source, options, keep=args.source) if dump_dir else None
+    writer = (
+        DumpWriter(dump_dir, stages, module.source, options, keep=args.source, timings=timings)
+        if dump_dir
+        else None
+    )
     if writer is not None and args.save_inputs:
         writer.save_inputs(module.inputs, [serialize_input(t) for t in inputs])
     elif writer is not None and any(inp.sha256 for inp in module.inputs):
@@ -157,13 +168,33 @@ def _compile_dump(args, stages: set[str], dump_dir: str | None) -> int:
     # A dump's reproducer goes to a dump directory: the one asked for, else the dump's own.
     repro = Reproducers(Path(dump_dir) if dump_dir else Path(args.source).parent, read_text(args.source))
     dump = recording(options, writer)  # check_determinism: keeps every file to compare
-    compiled = compile_module(module, options, dump, args.stop_after, repro=repro)
-    check_rerun(dump, compile_args(args))
-    _write_output(args.output, compiled.module)
+    compiled = compile_module(module, options, dump, args.stop_after, repro=repro, timings=timings)
+    check_determinism(dump, writer, compile_args(args), timings)
+    _finish(args, compiled, writer)
     _summary(compiled, options, writer)
+    _print_timings(args, compiled)
     if not args.check:
         return EXIT_OK
     return _check_dump(module, compiled.load().call, inputs)
+
+
+def _finish(args, compiled, writer: DumpWriter | None) -> None:
+    """After the compile: with `--timings`, the code loaded, so that its
+    kernels' build is timed (`build`; the process would wait for the build
+    started in the background anyway); the manifest with every timing; the
+    `-o` output."""
+    if args.timings and compiled.code is not None:
+        compiled.load()
+    if writer is not None:
+        writer.finish()
+    _write_output(args.output, compiled.module)
+
+
+def _print_timings(args, compiled) -> None:
+    """`--timings`: the table (timings.py) on stderr, after the summary."""
+    if args.timings:
+        for line in table(compiled.timings.as_dict()):
+            print(line, file=sys.stderr)
 
 
 def _write_output(output: str | None, module) -> None:
@@ -275,13 +306,18 @@ def replay_command(args) -> int:
 
 
 def _replay(args) -> int:
-    module = load_dump(args.file)
-    options = options_of(module, args.option, backend=args.backend, device=args.device)
-    try:
-        check_module(module, Context(options))
-    except TircError as err:
-        raise err.located(args.file) from None
+    timings = Timings.for_stderr()
+    with timings.measure("source"):
+        module = load_dump(args.file)
+        options = options_of(module, args.option, backend=args.backend, device=args.device)
+        try:
+            check_module(module, Context(options))
+        except TircError as err:
+            raise err.located(args.file) from None
     inputs = header_inputs(module, args.file)
     repro = Reproducers(Path(args.file).parent, read_text(args.file))  # beside the dump, never elsewhere
-    compiled = compile_module(module, options, repro=repro)
-    return _check_dump(module, compiled.load().call, inputs)
+    compiled = compile_module(module, options, repro=repro, timings=timings)
+    call = compiled.load().call
+    status = _check_dump(module, call, inputs)
+    _print_timings(args, compiled)
+    return status

@@ -1,7 +1,11 @@
 """Writing dumps: each file atomically (temporary name, then rename), and a
 manifest rewritten after each file, so the dump directory is never
 half-written, even when a later stage fails. With `--save-inputs`, the input
-tensors go to `inputs/<sha256>.pt` before any dump that names them."""
+tensors go to `inputs/<sha256>.pt` before any dump that names them.
+
+The manifest's "timings" (the compile's, timings.py) are the one part of
+the directory that differs from run to run: determinism checks compare it
+without them (`comparable_files`)."""
 
 from __future__ import annotations
 
@@ -19,6 +23,8 @@ import torch
 from ir_text import Input, Module, TircError, storage_span
 from lowering import fallback_ops
 from scheduler import extern_kernels, peak_memory
+
+from .timings import Timings
 
 
 def _umask() -> int:
@@ -82,10 +88,18 @@ class DumpWriter:
     Before its first file, it removes what an earlier compile left in the
     directory (stage dumps, output_code.py, the manifest), except `keep`:
     the dump being compiled, when it lies there. Saved inputs stay: they are
-    named by their sha256, so a stale one is never read for another."""
+    named by their sha256, so a stale one is never read for another. With
+    `timings`, the manifest records them as they stand at each write, and
+    `finish()` records them once the compile is done."""
 
     def __init__(
-        self, directory: str | os.PathLike, stages: set[str], source: str, options, keep: str | None = None
+        self,
+        directory: str | os.PathLike,
+        stages: set[str],
+        source: str,
+        options,
+        keep: str | None = None,
+        timings: Timings | None = None,
     ):
         self.dir = Path(directory)
         if self.dir.exists() and not self.dir.is_dir():
@@ -96,6 +110,7 @@ class DumpWriter:
         self.options = options
         self._keep = Path(keep).resolve() if keep else None
         self._cleared = False
+        self._timings = timings
 
     def wants(self, stage: str) -> bool:
         return stage in self.stages
@@ -132,12 +147,24 @@ class DumpWriter:
         self.entries.append(entry)
         self._manifest()
 
+    def finish(self) -> None:
+        """Rewrite the manifest with the whole compile's timings (nothing
+        when no file was written: the directory stays as it was)."""
+        if self.written and self._timings is not None:
+            self._manifest()
+
     def _manifest(self) -> None:
         manifest = {
             "source": self.source,
             "options": dict(self.options.to_pairs()),
             "files": self.entries,
         }
+        if self._timings is not None:
+            # A list, not an object: the keys are sorted, and the stages' order is the point.
+            manifest["timings"] = [
+                {"name": name, "seconds": round(seconds, 6)}
+                for name, seconds in self._timings.as_dict().items()
+            ]
         write_atomic(self.dir / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 
     def save_inputs(self, inputs: list[Input], saved: list[bytes]) -> None:
@@ -147,6 +174,28 @@ class DumpWriter:
             filename = f"inputs/{inp.sha256}.pt"
             if filename not in {e["file"] for e in self.entries}:
                 self.write(filename, data, "input")
+
+
+def manifest_without_timings(data: bytes) -> bytes:
+    """A manifest.json's bytes less its "timings", which differ between
+    runs: what a determinism check compares."""
+    manifest = json.loads(data)
+    manifest.pop("timings", None)
+    return (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+
+
+def comparable_files(directory: Path) -> dict[str, bytes]:
+    """Each file under a dump directory (its path relative to it -> its
+    bytes) as two runs' directories are compared: manifest.json without
+    its timings, the one thing that differs between runs."""
+    files = {
+        path.relative_to(directory).as_posix(): path.read_bytes()
+        for path in sorted(Path(directory).rglob("*"))
+        if path.is_file()
+    }
+    if "manifest.json" in files:
+        files["manifest.json"] = manifest_without_timings(files["manifest.json"])
+    return files
 
 
 def serialize_input(tensor: torch.Tensor) -> bytes:

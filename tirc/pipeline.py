@@ -4,16 +4,18 @@ Each stage is (name, steps, check of a re-fed dump), each step a named part
 of the stage's pass (steps.py: faults, crash reports, --stop-after and
 --dump-after may name it). The backend's own steps come from its record
 (codegen's backend table): a step it has no part in passes the module on.
-Dumping, stopping and re-parsing hook around the steps, never inside them. After every stage the
-module is printed and parsed back, so the rest of the pipeline sees exactly
-what a dump of that stage holds: re-feeding a dump reproduces every later
-file byte for byte by construction. (It is read back without source
-positions, which only error messages use: see read_back.)
+Dumping, stopping, re-parsing and timing (timings.py) hook around the
+steps, never inside them. After every stage the module is printed and
+parsed back, so the rest of the pipeline sees exactly what a dump of that
+stage holds: re-feeding a dump reproduces every later file byte for byte
+by construction. (It is read back without source positions, which only
+error messages use: see read_back.)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import contextlib
+from dataclasses import dataclass, field
 from typing import Callable
 
 from ir_text import STAGES, Module, TircError, named_ops, parse, print_ir, verify
@@ -34,6 +36,7 @@ from scheduler import (
 from .crash import Reproducers, inject_crash, run_pass
 from .options import Options
 from .steps import STEPS, stage_of
+from .timings import Timings
 
 
 class InternalError(RuntimeError):
@@ -43,10 +46,12 @@ class InternalError(RuntimeError):
 @dataclass(frozen=True)
 class Context:
     """What every pass may consult: the options, and the backend they name
-    (its record: what it renders, what the scheduler may plan for it). No
+    (its record: what it renders, what the scheduler may plan for it); and
+    the compile's timings, which the driver records around the passes. No
     ambient state."""
 
     options: Options
+    timings: Timings = field(default_factory=Timings, compare=False, repr=False)
 
     @property
     def backend(self) -> Backend:
@@ -153,15 +158,24 @@ def _check_devices(module: Module, device: str) -> None:
             )
 
 
-def read_back(text: str, filename: str, ctx: Context, trusted_ops: frozenset[str] = frozenset()) -> Module:
+def read_back(
+    text: str,
+    filename: str,
+    ctx: Context,
+    trusted_ops: frozenset[str] = frozenset(),
+    stage: str | None = None,
+) -> Module:
     """The checked module that a dump holding `text` (printed by tirc) reads
     as. Parsed without source positions, which costs less (measured:
     docs/design-notes.md, "Pipeline"); a text that does not parse is parsed
     again with them by `parse` itself, and so is one whose check fails, for
-    the message."""
-    module = parse(text, filename, positions=False, trusted_ops=trusted_ops)
+    the message. With `stage`, timed as `STAGE.parse` and `STAGE.verify`."""
+    timed = ctx.timings.measure if stage is not None else lambda _: contextlib.nullcontext()
+    with timed(f"{stage}.parse"):
+        module = parse(text, filename, positions=False, trusted_ops=trusted_ops)
     try:
-        return check_module(module, ctx)
+        with timed(f"{stage}.verify"):
+            return check_module(module, ctx)
     except TircError:
         return check_module(parse(text, filename, trusted_ops=trusted_ops), ctx)
 
@@ -182,28 +196,31 @@ def run_stages(
     and the result of each step in `steps_wanted`; `on_pass(stage, module)`
     sees each stage's result before it is printed and read back, for work
     that may start early (prebuild_kernels); a pass that crashes leaves a
-    reproducer in `repro` (crash.py): the module before its stage.
+    reproducer in `repro` (crash.py): the module before its stage. Each
+    stage is timed in ctx.timings, `on_stage` included, and so are its
+    steps, its print and its read-back (`STAGE.print`, `.parse`, `.verify`).
     """
     last = STAGES.index(stage_of(stop_after)) if stop_after else len(STAGES) - 1
     for stage in STAGE_TABLE[module.stage_index + 1 : last + 1]:
         # A step of this stage to stop after (stopping after a stage runs all of it).
         upto = stop_after if stop_after in {step.name for step in stage.steps} else None
-        module, text = run_pass(
-            stage.name,
-            module,
-            ctx.options,
-            repro,
-            _run_stage,
-            stage,
-            module,
-            ctx,
-            on_pass,
-            upto,
-            steps_wanted,
-            on_stage,
-        )
-        if on_stage is not None:
-            on_stage(upto or stage.name, module, text)
+        with ctx.timings.measure(stage.name):
+            module, text = run_pass(
+                stage.name,
+                module,
+                ctx.options,
+                repro,
+                _run_stage,
+                stage,
+                module,
+                ctx,
+                on_pass,
+                upto,
+                steps_wanted,
+                on_stage,
+            )
+            if on_stage is not None:
+                on_stage(upto or stage.name, module, text)
     return module
 
 
@@ -221,11 +238,12 @@ def _run_stage(
             on_step(step.name, module, print_ir(module))
     if on_pass is not None:
         on_pass(stage.name, module)
-    text = print_ir(module)
+    with ctx.timings.measure(f"{stage.name}.print"):
+        text = print_ir(module)
     name = upto or stage.name
     try:
         # The pass's own output: its ops came from a checked module or a traced program.
-        return read_back(text, dump_name(name), ctx, named_ops(module)), text
+        return read_back(text, dump_name(name), ctx, named_ops(module), stage.name), text
     except TircError as err:
         raise InternalError(
             f"the {name} pass produced IR that does not verify: {err.located(dump_name(name))}"
@@ -237,7 +255,8 @@ def _run_step(step: Step, module: Module, ctx: Context) -> Module:
     records the step it happened in, for the report (crash.py)."""
     try:
         inject_crash(ctx.options, step.name)
-        return step.run(module, ctx)
+        with ctx.timings.measure(step.name):
+            return step.run(module, ctx)
     except TircError:
         raise
     except Exception as err:
@@ -258,7 +277,8 @@ def prebuild_kernels(ctx: Context):
     them (measured: docs/design-notes.md, "C++ kernels"). The read-back
     modules print the same kernels, so codegen finds this build running.
     It is a guess and never fails the compile: a different source costs CPU
-    time only, and a pass result that breaks it is reported by its read-back."""
+    time only, and a pass result that breaks it is reported by its read-back.
+    Timed as `fusion.prebuild` (starting the build; codegen's load waits for it)."""
 
     if ctx.backend.prebuild is None:
         return None
@@ -266,9 +286,10 @@ def prebuild_kernels(ctx: Context):
     def on_pass(stage: str, module: Module) -> None:
         if stage != "fusion":
             return
-        try:
-            prebuild(plan_memory(module, ctx), ctx.options.backend)
-        except Exception:  # noqa: BLE001 - a guess; see above
-            pass
+        with ctx.timings.measure(f"{stage}.prebuild"):
+            try:
+                prebuild(plan_memory(module, ctx), ctx.options.backend)
+            except Exception:  # noqa: BLE001 - a guess; see above
+                pass
 
     return on_pass

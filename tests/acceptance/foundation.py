@@ -21,6 +21,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT)]
+
+from tirc.dumps import comparable_files  # noqa: E402
+
 DEFAULT = ["relu.py", "gelu_bias.py", "swish.py", "hardtanh.py", "gelu_tanh_fn.py:gelu_tanh"]
 STAGES = ["01-capture", "02-lower", "03-schedule", "04-fusion", "05-memplan"]
 LOCATED = re.compile(r"^\S+:\d+:\d+: error: .+$")
@@ -32,7 +36,8 @@ def tirc(*args, seed="0"):
 
 
 def files(directory: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+    """Every file's bytes; the manifest's without its timings, which differ between any two runs."""
+    return comparable_files(directory)
 
 
 def check(example: str, backend: str) -> tuple[str, list[str]]:

@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from tirc.dumps import comparable_files
+
 PROGRAM = """
 import torch
 import torch.nn.functional as F
@@ -54,7 +56,8 @@ def _tirc(*args, seed="0"):
 
 
 def _tree(directory):
-    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
+    """Every file's bytes, the manifest's without its timings (which differ between any two runs)."""
+    return comparable_files(directory)
 
 
 @pytest.fixture(scope="module")

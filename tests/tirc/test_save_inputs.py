@@ -16,6 +16,7 @@ import torch
 
 from ir_text import parse
 from tirc.commands import header_inputs
+from tirc.dumps import comparable_files
 
 # Exact values matter here: argmax picks one position, and the inputs are a
 # transposed (non-contiguous) tensor and a parameter.
@@ -41,9 +42,8 @@ STAGES = ("01-capture.tir", "02-lower.tir", "03-schedule.tir", "04-fusion.tir", 
 
 
 def tree(directory: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()
-    }
+    """Every file's bytes, the manifest's without its timings (which differ between any two runs)."""
+    return comparable_files(directory)
 
 
 @pytest.fixture(scope="module")
