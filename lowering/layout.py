@@ -34,19 +34,13 @@ CONVOLUTION = "aten.convolution.default"
 # only with 3x3x3 kernels (1x3x3 and 3x1x1 ones ran 1.2x slower), bf16 ones
 # gain, and depthwise ones run 5-14x slower: Inductor keeps every 3-D
 # convolution NCDHW.
-_GPU_RATIO = {
-    (4, "dense", False): 0.75,
-    (4, "dense", True): 0.75,
-    (4, "depthwise", False): 0.85,
-    (4, "depthwise", True): 0.85,
-    (4, "grouped", False): 1.5,
-    (4, "grouped", True): 1.5,
-    (5, "dense", False): 1.05,
-    (5, "dense", True): 0.65,
-    (5, "depthwise", False): 10.0,
-    (5, "depthwise", True): 5.0,
-    (5, "grouped", False): 1.5,
-    (5, "grouped", True): 1.5,
+_GPU_RATIO = {  # (rank, kind): (ratio with 32-bit data, with 16-bit data)
+    (4, "dense"): (0.75, 0.75),
+    (4, "depthwise"): (0.85, 0.85),
+    (4, "grouped"): (1.5, 1.5),
+    (5, "dense"): (1.05, 0.65),
+    (5, "depthwise"): (10.0, 5.0),
+    (5, "grouped"): (1.5, 1.5),
 }
 _SIXTEEN_BIT = frozenset({"f16", "bf16"})
 
@@ -78,9 +72,10 @@ def decide_layout(module: Module, mode: str, device: str, backend_gains: bool) -
     flops: dict[str, int] = {}
     weighted = 0.0
     for op in convs:
-        key = (_rank(op), _kind(op), op.args[0].type.dtype in _SIXTEEN_BIT)
-        flops[_label(key)] = flops.get(_label(key), 0) + _flops(op)
-        weighted += _flops(op) * _GPU_RATIO[key]
+        rank, kind = _rank(op), _kind(op)
+        label = kind if rank == 4 else f"3-D {kind}"
+        flops[label] = flops.get(label, 0) + _flops(op)
+        weighted += _flops(op) * _GPU_RATIO[rank, kind][op.args[0].type.dtype in _SIXTEEN_BIT]
     total = sum(flops.values())
     shares = ", ".join(f"{k} {100 * n / max(total, 1):.0f}%" for k, n in sorted(flops.items()))
     if weighted > total:
@@ -95,12 +90,6 @@ def _cpu_decision(convs: list) -> LayoutPlan:
     by convolution kind separates them (measured: docs/design-notes.md,
     "Lowering"). NCHW, then; `layout=channels-last` forces it."""
     return LayoutPlan(False, f"{len(convs)} convolution(s) on the CPU, where tirc's kernels run NCHW faster")
-
-
-def _label(key: tuple) -> str:
-    """`dense`, `grouped`, ... for 2-D convolutions, `3-D dense`, ... for 3-D ones."""
-    rank, kind, _ = key
-    return kind if rank == 4 else f"3-D {kind}"
 
 
 def _rank(op: GraphOp) -> int:

@@ -144,14 +144,21 @@ def _check_program(module, call, program, state: list[torch.Tensor]) -> int:
     return _report(_compare(actual, expected, updated), "eager PyTorch")
 
 
-def _compile_dump(args, stages: set[str], dump_dir: str | None, timings: Timings) -> int:
+def _checked_dump(path: str, args, timings: Timings):
+    """(module, options) of the dump at `path`, checked with the options
+    that `args` (--option, --backend, --device) give it; timed as `source`."""
     with timings.measure("source"):
-        module = load_dump(args.source)
+        module = load_dump(path)
         options = options_of(module, args.option, backend=args.backend, device=args.device)
         try:
             check_module(module, Context(options))
         except TircError as err:
-            raise err.located(args.source) from None
+            raise err.located(path) from None
+    return module, options
+
+
+def _compile_dump(args, stages: set[str], dump_dir: str | None, timings: Timings) -> int:
+    module, options = _checked_dump(args.source, args, timings)
     # Read (and check) saved inputs before compiling: a missing file fails fast.
     inputs = header_inputs(module, args.source) if args.check or args.save_inputs else None
     writer = (
@@ -307,13 +314,7 @@ def replay_command(args) -> int:
 
 def _replay(args) -> int:
     timings = Timings.for_stderr()
-    with timings.measure("source"):
-        module = load_dump(args.file)
-        options = options_of(module, args.option, backend=args.backend, device=args.device)
-        try:
-            check_module(module, Context(options))
-        except TircError as err:
-            raise err.located(args.file) from None
+    module, options = _checked_dump(args.file, args, timings)
     inputs = header_inputs(module, args.file)
     repro = Reproducers(Path(args.file).parent, read_text(args.file))  # beside the dump, never elsewhere
     compiled = compile_module(module, options, repro=repro, timings=timings)
