@@ -25,6 +25,7 @@ from .cpp_loops import (
 )
 from .cpp_ops import C_TYPES, SIMD_REDUCTION, identity
 from .cpp_keep import EXPENSIVE, MAX_KEPT_BYTES, MAX_SPLIT_KEPT_BYTES, keep_rows, live
+from .cpp_segments import segments
 from .cpp_prefetch import Prefetch, next_row_line, plan_prefetch, prefetch_lines
 from .cpp_split import Chunks, close_chunks, open_chunks, ordered, split_chunks
 from .kernel_plan import Compute, KernelPlan, Loop, Reduce, Store
@@ -150,16 +151,19 @@ def _row_pass(
     for name, begin, end in ranges[:-1]:
         lines.append(f"{'  ' * depth}for (int64_t {name} = {begin}; {name} < {end}; ++{name}) {{")
         depth += 1
+    name, begin, end = ranges[-1] if loops else (None, 0, 0)
+    parts = segments(loop, name, end) if loops and chunks is None else [(begin, end)]
     if blocked:
-        _blocked(plan, loop, body, depth, ranges[-1], prefetch)
+        for begin, end in parts:
+            _blocked(plan, loop, body, depth, (name, begin, end), prefetch)
     elif loops:
         clauses = [f"reduction({operator}:{name})" for name, _, _, operator in accumulators]
-        name, begin, end = ranges[-1]
-        if not in_order:
-            lines.append(f"{'  ' * depth}#pragma {' '.join(['omp simd', *clauses])}")
-        lines.append(f"{'  ' * depth}for (int64_t {name} = {begin}; {name} < {end}; ++{name}) {{")
-        _accumulate(plan, loop, body, "  " * (depth + 1))
-        lines.append(f"{'  ' * depth}}}")
+        for begin, end in parts:
+            if not in_order:
+                lines.append(f"{'  ' * depth}#pragma {' '.join(['omp simd', *clauses])}")
+            lines.append(f"{'  ' * depth}for (int64_t {name} = {begin}; {name} < {end}; ++{name}) {{")
+            _accumulate(plan, loop, body, "  " * (depth + 1))
+            lines.append(f"{'  ' * depth}}}")
     else:
         _accumulate(plan, loop, body, pad)
     depth = close_loops(lines, depth, len(ranges[:-1]))
@@ -239,7 +243,7 @@ def _blocked(
     var, begin, end = innermost
     pad = "  " * depth
     if isinstance(end, int):
-        full, rest = end - end % BLOCK, end % BLOCK
+        full, rest = end - (end - begin) % BLOCK, (end - begin) % BLOCK
     else:
         full, rest = f"{var}_full", f"{end} - {var}_full"
         lines.append(f"{pad}const int64_t {full} = {begin} + ({end} - {begin}) / {BLOCK} * {BLOCK};")
