@@ -63,7 +63,7 @@ from .triton_body import (
     names,
     unflatten,
 )
-from .triton_order import pass_order, reduction_orders
+from .triton_order import reduction_orders
 from .triton_passes import Values, identity, reduction_pass
 from .triton_configs import LaunchConfig
 from .triton_helpers import HELPER_DEPS, HELPERS, helpers_named
@@ -131,7 +131,8 @@ def _reduction_kernel(kernel: Kernel, persistent: bool) -> list[str]:
     computed once. Otherwise each pass is a loop over the r-variables, RBLOCK
     at a time."""
     plan = kernel.plan
-    outputs, reduced = reduction_orders(plan)
+    outputs, orders = reduction_orders(plan, persistent)
+    reduced = [(f"r{k}", s) for k, s in enumerate(plan.reduction)]
     loop = Tile("[XBLOCK, RBLOCK]", "mask", (names(outputs), names(reduced)))
     column = Tile("[XBLOCK, 1]", "xmask", (names(outputs),))
     lines = kernel.header(["xnumel", "rnumel"], ["XBLOCK", "RBLOCK"]) + kernel.xindex("[:, None]")
@@ -142,12 +143,11 @@ def _reduction_kernel(kernel: Kernel, persistent: bool) -> list[str]:
     kernel.persistent = persistent
     if persistent:
         lines += kernel.rindex("    ", "")
-        lines += unflatten("rindex", reduced, "    ")
+        lines += unflatten("rindex", next(iter(orders.values()), reduced), "    ")
     for k, step in enumerate(plan.steps):
         if isinstance(step, Loop):
             if k not in emptied:
-                order = reduced if persistent else pass_order(plan, step)
-                lines += reduction_pass(kernel, step, loop, order, values, folded.get(k, []))
+                lines += reduction_pass(kernel, step, loop, orders[k], values, folded.get(k, []))
             continue
         step = values.rename(step) if values else step
         if step is not None:

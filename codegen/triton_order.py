@@ -53,24 +53,24 @@ class _Access:
     strides: dict  # variable -> elements per step (None: not linear in it)
     itemsize: int
     weight: int  # executions per output element
-    per_element: bool  # inside the reduction loop
+    loop: int | None  # the index in plan.steps of the pass it is in, None outside the passes
 
 
-def reduction_orders(plan: KernelPlan) -> tuple[Order, Order]:
-    """(output variables, reduced variables), each fastest last: the
-    reduced order of a persistent kernel, whose passes share one rindex."""
-    outputs = storage_order(plan, [(f"i{k}", s) for k, s in enumerate(plan.ranges)])
+def reduction_orders(plan: KernelPlan, persistent: bool) -> tuple[Order, dict[int, Order]]:
+    """The output variables' order, and each pass's reduced variables'
+    order (by its index in plan.steps), each fastest last. A persistent
+    kernel's passes share one rindex, so one order, by all their accesses;
+    a looped kernel walks its rows once per pass, each pass by its own: a
+    statistics pass that only loads (a norm's mean and variance of an NCHW
+    map) keeps its loads contiguous even where the pass that stores
+    (channels-last) walks the channel fastest."""
     accesses = _accesses(plan)
-    reduced = _reduced_order(plan, [a for a in accesses if a.per_element])
-    return _cheapest(outputs, accesses), reduced
-
-
-def pass_order(plan: KernelPlan, pass_: Loop) -> Order:
-    """The reduced order of one pass of a looped kernel, which walks its
-    rows once per pass: a statistics pass that only loads (a norm's mean
-    and variance of an NCHW map) keeps its loads contiguous even where the
-    pass that stores (channels-last) walks the channel fastest."""
-    return _reduced_order(plan, [a for a in _accesses(plan, [pass_]) if a.per_element])
+    outputs = _cheapest(storage_order(plan, [(f"i{k}", s) for k, s in enumerate(plan.ranges)]), accesses)
+    passes = [k for k, step in enumerate(plan.steps) if isinstance(step, Loop)]
+    if persistent:
+        shared = _reduced_order(plan, [a for a in accesses if a.loop is not None])
+        return outputs, {k: shared for k in passes}
+    return outputs, {k: _reduced_order(plan, [a for a in accesses if a.loop == k]) for k in passes}
 
 
 def _reduced_order(plan: KernelPlan, accesses: list[_Access]) -> Order:
@@ -120,11 +120,11 @@ def _sectors(access: _Access, order: Order) -> int:
     return len(touched)
 
 
-def _accesses(plan: KernelPlan, steps=None) -> list[_Access]:
+def _accesses(plan: KernelPlan) -> list[_Access]:
     dtypes = dict(plan.params)
     reduced = prod(plan.reduction)
     out = []
-    for step in plan.steps if steps is None else steps:
+    for k, step in enumerate(plan.steps):
         in_loop = isinstance(step, Loop)
         for stmt in step.statements if in_loop else [step]:
             if not isinstance(stmt, (Load, Store)):
@@ -134,5 +134,5 @@ def _accesses(plan: KernelPlan, steps=None) -> list[_Access]:
             strides = {s.name: stride(bare, s) for s in index.free_symbols}
             buffer = stmt.source if isinstance(stmt, Load) else stmt.target
             itemsize = to_torch(dtypes[buffer]).itemsize
-            out.append(_Access(strides, itemsize, reduced if in_loop else 1, in_loop))
+            out.append(_Access(strides, itemsize, reduced if in_loop else 1, k if in_loop else None))
     return out
