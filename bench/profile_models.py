@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tirc  # noqa: E402
 import heldout2_zoo  # noqa: E402
 import heldout3_zoo  # noqa: E402
+import heldout4_zoo  # noqa: E402
 import heldout_zoo  # noqa: E402
 import model_zoo  # noqa: E402
 
@@ -29,7 +30,11 @@ DTYPES = {"f32": torch.float32, "bf16": torch.bfloat16}
 def _specs():
     return {
         s.name: s
-        for s in model_zoo.suite() + heldout_zoo.suite() + heldout2_zoo.suite() + heldout3_zoo.suite()
+        for s in model_zoo.suite()
+        + heldout_zoo.suite()
+        + heldout2_zoo.suite()
+        + heldout3_zoo.suite()
+        + heldout4_zoo.suite()
     }
 
 

@@ -51,6 +51,7 @@ from ir_text import index_var
 
 from . import triton_configs, triton_online, triton_split, triton_tiling
 from .kernel_plan import KernelPlan, Load, Loop, Scan
+from .plan_ranges import split_ranges
 from .triton_body import (
     SUPPORTED_OPS,
     TL_TYPES,
@@ -85,6 +86,7 @@ _CARRY = {"sum": "{carry} + {scan}", "prod": "{carry} * {scan}"}
 
 def render_kernel(plan: KernelPlan) -> str:
     """The plan's Triton source: one kernel, or two for a split reduction."""
+    plan = split_ranges(plan)
     config = launch_config(plan)
     if config.kind == "split":
         return triton_split.render(plan, config)
@@ -197,6 +199,7 @@ def launch_config(plan: KernelPlan) -> LaunchConfig:
     """The kernel's kind and configs: the heuristic's list, or the one config
     its `triton_config` attribute pins (which may turn a persistent
     reduction into a looped one, or back, by its RBLOCK)."""
+    plan = split_ranges(plan)
     config = candidate_configs(plan)
     if plan.launch is None:
         return config
@@ -220,6 +223,7 @@ def launch_config(plan: KernelPlan) -> LaunchConfig:
 def candidate_configs(plan: KernelPlan) -> LaunchConfig:
     """The heuristic's kind and configs: the first is its choice, the rest
     the alternatives the tuner times (triton_tune.py)."""
+    plan = split_ranges(plan)
     scan = _scan_statement(plan)
     if plan.loops:
         xnumel, rnumel = prod(plan.ranges), prod(plan.reduction)
@@ -227,8 +231,11 @@ def candidate_configs(plan: KernelPlan) -> LaunchConfig:
             if not triton_split.splittable(plan):
                 raise ValueError(f"kernel {plan.name}: split = {plan.split} on a plan that cannot be split")
             return triton_configs.split(_streamed(plan, xnumel, rnumel), plan.split)
-        if not _outer(plan) and triton_configs.persistent_fits(rnumel):
-            return triton_configs.persistent(xnumel, rnumel)
+        if triton_configs.persistent_fits(rnumel):
+            if not _outer(plan):
+                return triton_configs.persistent(xnumel, rnumel)
+            if len(plan.loops) > 1 and rnumel <= triton_configs.OUTER_PERSISTENT_MAX:
+                return triton_configs.persistent_outer(xnumel, rnumel)
         return _streamed(plan, xnumel, rnumel)
     if scan is not None:
         rnumel = plan.ranges[scan.dim]
@@ -252,6 +259,7 @@ def split_count(plan: KernelPlan) -> int | None:
     codegen/splits.py), or None: not worth splitting, or not splittable."""
     if not plan.loops or plan.launch is not None:
         return None
+    plan = split_ranges(plan)
     xnumel, rnumel = prod(plan.ranges), prod(plan.reduction)
     if not (triton_configs.splits(xnumel, rnumel) and triton_split.splittable(plan)):
         return None
@@ -284,6 +292,7 @@ def launch_call(plan: KernelPlan, args: list[str], device: str) -> list[str]:
     its `triton_config` pins (chosen by timing on the GPU at compile time,
     triton_tune.py), else the heuristic's. A split reduction allocates its
     workspace of partials on `device` and launches two kernels."""
+    plan = split_ranges(plan)
     config = launch_config(plan)
     if config.kind == "split":
         return triton_split.launch_lines(plan, config, args, device)

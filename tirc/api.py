@@ -42,7 +42,7 @@ class CompiledProgram:
     """Calls the generated code with the model's current parameters and the
     given inputs, and rebuilds the program's output structure."""
 
-    def __init__(self, call, lifted, out_spec, compiled, arity: int, root=None, graphs: str | None = None):
+    def __init__(self, call, lifted, out_spec, compiled, arity: int, root=None, graphs: bool = False):
         self._call = call
         # Detached once: they share storage with the parameters, so in-place
         # updates (an optimizer step) are seen; detaching per call cost time
@@ -61,11 +61,8 @@ class CompiledProgram:
         self._rebuild = _rebuilder(out_spec)
         self._extern_calls = compiled.code is not None and "runtime.extern_call(" in compiled.code
         self.compiled = compiled
-        # graphs: None, or which inputs are read in place ("lifted", or
-        # "addressed" for a torch.compile graph's parameters, see cuda_graphs.py).
-        self.graphs = (
-            _graphs(call, compiled.code, len(self._lifted), graphs == "addressed") if graphs else None
-        )
+        # graphs: whether calls may replay a CUDA graph (tirc/cuda_graphs.py).
+        self.graphs = _graphs(call, compiled.code, len(self._lifted)) if graphs else None
         self._run = self.graphs or call
         self._arity = arity  # the user's inputs, after the lifted ones
 
@@ -139,12 +136,12 @@ class CompiledProgram:
         return self._rebuild(flat)
 
 
-def _graphs(call, code: str | None, lifted: int, addressed: bool) -> GraphedCall | None:
+def _graphs(call, code: str | None, lifted: int) -> GraphedCall | None:
     """The call of a CUDA program replayed as a CUDA graph (tirc/cuda_graphs.py),
     or None where a graph would change what the program does."""
     if code is None or blocker(code) is not None:
         return None
-    return GraphedCall(call, lifted, addressed)
+    return GraphedCall(call, lifted)
 
 
 @dataclass
@@ -288,7 +285,5 @@ def _compile(model_or_fn, example_inputs, backend, device, dump_after, dump_dir,
     if writer is not None:
         writer.finish()  # the manifest, with the timings of the whole compile
     root = model_or_fn if isinstance(model_or_fn, torch.nn.Module) else None
-    graphs = None
-    if opts.device == "cuda" and opts.cuda_graphs:
-        graphs = "addressed" if source == "dynamo_graph" else "lifted"
+    graphs = opts.device == "cuda" and opts.cuda_graphs
     return CompiledProgram(call, lifted, spec, compiled, len(example_inputs), root, graphs)

@@ -89,6 +89,27 @@ def network() -> None:
         )
 
 
+def static_buffer() -> None:
+    # One input tensor refilled between calls (a caller's static buffer) is
+    # read in place; a tensor found elsewhere later is copied from then on.
+    torch.manual_seed(2)
+    model = Net().cuda().eval()
+    buffer = torch.randn(4, 8, 37, 29, device="cuda")
+    with torch.no_grad():
+        program = tirc.compile(model, [buffer], backend="triton", device="cuda")
+        for k in range(4):
+            buffer.copy_(torch.randn_like(buffer))
+            check(f"static buffer: call {k} matches eager", close(program(buffer), model(buffer)))
+        graphs = program.graphs
+        check("static buffer: read in place", graphs.graph is not None and graphs.pointers[-1] is not None)
+        others = [torch.randn(4, 8, 37, 29, device="cuda") for _ in range(3)]
+        for k, x in enumerate(others):
+            check(f"static buffer: another tensor, call {k}", close(program(x), model(x)))
+        check("static buffer: copied once moved", graphs.graph is not None and graphs.pointers[-1] is None)
+        buffer.copy_(torch.randn_like(buffer))
+        check("static buffer: back again", close(program(buffer), model(buffer)))
+
+
 def dynamo() -> None:
     torch.manual_seed(1)
     model = Net().cuda().eval()
@@ -119,6 +140,7 @@ def not_replayed() -> None:
 
 def main() -> int:
     network()
+    static_buffer()
     dynamo()
     not_replayed()
     print(f"{len(FAILURES)} failure(s)")
