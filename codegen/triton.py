@@ -231,11 +231,8 @@ def candidate_configs(plan: KernelPlan) -> LaunchConfig:
             if not triton_split.splittable(plan):
                 raise ValueError(f"kernel {plan.name}: split = {plan.split} on a plan that cannot be split")
             return triton_configs.split(_streamed(plan, xnumel, rnumel), plan.split)
-        if triton_configs.persistent_fits(rnumel):
-            if not _outer(plan):
-                return triton_configs.persistent(xnumel, rnumel)
-            if len(plan.loops) > 1 and rnumel <= triton_configs.OUTER_PERSISTENT_MAX:
-                return triton_configs.persistent_outer(xnumel, rnumel)
+        if not _outer(plan) and triton_configs.persistent_fits(rnumel):
+            return triton_configs.persistent(xnumel, rnumel)
         return _streamed(plan, xnumel, rnumel)
     if scan is not None:
         rnumel = plan.ranges[scan.dim]

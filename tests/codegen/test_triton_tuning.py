@@ -78,30 +78,10 @@ def test_outer_reduction_tiles_along_rows():
     assert "XBLOCK=32, RBLOCK=128" in " ".join(program.code.split())
 
 
-def cosine_over_channels(a, b):
-    return F.cosine_similarity(a, b, dim=1)
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_multi_pass_outer_reduction_reads_each_input_once(dtype):
-    # A reduction over the channels of NCHW maps (contiguous along its rows)
-    # whose plan makes two passes (the norms, then the normalized product)
-    # holds its rows: no loop, each input loaded once, wide along the rows.
-    make = lambda: [torch.randn(3, 37, 5, 7).to(dtype), torch.randn(3, 37, 5, 7).to(dtype)]  # noqa: E731
-    program, got, want = compiled(cosine_over_channels, make)
-    assert_matches(got, want)
-    kernel = program.code.split("@triton.jit\ndef k0")[1].split("\n\n\n")[0]
-    assert "for roffset" not in kernel
-    assert kernel.count("tl.load(p_a + ") == 1 and kernel.count("tl.load(p_b + ") == 1
-    first = codegen.triton_configs.persistent_outer(105, 37).configs[0]
-    assert (first.xblock, first.rblock) == (128, 64)
-    assert first.meta() in " ".join(program.code.split())
-
-
-def test_one_pass_outer_reduction_stays_looped():
-    program, got, want = compiled(lambda x: x.sum(1), lambda: [torch.randn(3, 37, 5, 7)])
-    assert_matches(got, want)
-    assert "for roffset" in program.code
+def test_outer_reduction_times_small_tiles():
+    # Inductor's shape for an outer reduction is among the alternatives.
+    configs = codegen.triton_configs.outer(100352, 256).configs
+    assert any(c.xblock >= 64 and c.rblock <= 16 for c in configs)
 
 
 def test_exact_blocks_have_constant_masks():
