@@ -10,6 +10,16 @@ few ops at the read's index costs less than a kernel boundary and a buffer
 in memory. A producer that is still read elsewhere, or returned, stays;
 dead-node elimination drops the others. A returned or large producer is
 recomputed only for a consumer that reads few of its elements (`_inlinable`).
+
+Inlining goes through chains: a recomputed producer's own reads are
+recomputed in turn where they are misaligned too. A producer that other
+nodes read as well, and whose recomputation would read more than
+MAX_SHARED_READS buffers, is read from memory instead (as Inductor realizes a
+buffer of more than `realize_reads_threshold` reads with several users):
+WaveNet's residual stream `x = x + res(z)`, padded for each layer's causal
+convolution, was recomputed from the first layer's input in every layer,
+reading 2 to 11 buffers per element where eager reads 2 (its ten layers ran
+1.42x eager's time on the CPU).
 """
 
 from __future__ import annotations
@@ -45,15 +55,26 @@ MAX_INLINED_OPS = 30
 # The most ops a reader's body may grow to by inlining (reads at several
 # indices, as pooling does, copy the producer once per index).
 MAX_BODY_OPS = 400
+# The most buffers a recomputed producer that other nodes also read may
+# read, through the producers it recomputes in turn (Inductor's
+# realize_reads_threshold).
+MAX_SHARED_READS = 4
 
 
 def inline_pointwise(module: Module) -> Module:
     by_id = {id(n.result): n for n in module.nodes}
     kept = {id(v) for v in returned(module)}
+    # Loads of each value, over every node: two reads at two indices are two readers.
+    readers: dict[int, int] = {}
+    for node in module.nodes:
+        for op in getattr(node, "body", ()):
+            if op.op == "load":
+                readers[id(op.operands[0])] = readers.get(id(op.operands[0]), 0) + 1
+    chains = _Chains(by_id, readers, kept)
     nodes = []
     for node in module.nodes:
         if node.kind in ("pointwise", "reduction", "scan"):
-            body = _inline_into(node, by_id, kept)
+            body = _inline_into(node, by_id, kept, chains)
             if body is not node.body:
                 node = dataclasses.replace(node, body=body)
                 by_id[id(node.result)] = node
@@ -75,6 +96,38 @@ def _inlinable(producer, kept: set[int], few: bool) -> bool:
     return few or (id(producer.result) not in kept and len(producer.body) <= MAX_INLINED_OPS)
 
 
+class _Chains:
+    """Which producers are too costly to recompute for one more reader:
+    read more than once (or returned), and reading more than
+    MAX_SHARED_READS buffers through the producers that recomputing it
+    would recompute in turn."""
+
+    def __init__(self, by_id, readers: dict[int, int], kept: set[int]):
+        self.by_id, self.readers, self.kept = by_id, readers, kept
+        self.memo: dict[int, int] = {}
+
+    def shared_and_wide(self, producer) -> bool:
+        key = id(producer.result)
+        shared = self.readers.get(key, 0) > 1 or key in self.kept
+        return shared and self.reads(producer) > MAX_SHARED_READS
+
+    def reads(self, producer) -> int:
+        """Buffers read to recompute one element of `producer` elsewhere:
+        its loads, each of a pointwise producer that would be recomputed
+        in turn counted as that one's."""
+        key = id(producer.result)
+        if key not in self.memo:
+            total = 0
+            for op in producer.body:
+                if op.op != "load":
+                    continue
+                source = self.by_id.get(id(op.operands[0]))
+                recomputed = source is not None and source.kind == "pointwise" and not self.shared_and_wide(source)
+                total += self.reads(source) if recomputed else 1
+            self.memo[key] = total
+        return self.memo[key]
+
+
 def _few_reads(node, index, producer) -> bool:
     """Whether `node` reads `producer` at `index` FEW_READS times fewer than
     the producer has elements: once per output element where the index
@@ -85,7 +138,7 @@ def _few_reads(node, index, producer) -> bool:
     return reads * FEW_READS <= producer.result.type.numel
 
 
-def _inline_into(node, by_id, kept):
+def _inline_into(node, by_id, kept, chains: _Chains):
     """The node's body with inlinable reads replaced by the producers' ops;
     the spliced ops are visited in turn, so chains inline through."""
     pending = list(node.body)
@@ -109,9 +162,11 @@ def _inline_into(node, by_id, kept):
         if operands != op.operands:
             op = dataclasses.replace(op, operands=operands)
         producer = by_id.get(id(op.operands[0])) if op.op == "load" else None
+        few = producer is not None and _few_reads(node, op.attr("index"), producer)
         if (
             producer is not None
-            and _inlinable(producer, kept, _few_reads(node, op.attr("index"), producer))
+            and _inlinable(producer, kept, few)
+            and (few or not chains.shared_and_wide(producer))
             and not _aligned(producer, node, op.attr("index"))
             and len(out) + len(pending) + len(producer.body) <= MAX_BODY_OPS
         ):

@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from matching import assert_matches
 
 import tirc
+from scheduler.inline import MAX_SHARED_READS
 
 
 def loop_kernels(program) -> int:
@@ -207,3 +208,24 @@ def test_fusion_sees_cycles_through_kernels_formed_earlier(fn, backend):
     program = tirc.compile(fn, [x], backend=backend)
     # Sums of sums (magnitudes near 100): against float64, float32's error.
     torch.testing.assert_close(program(x), fn(x.double()).float(), rtol=1e-4, atol=1e-4)
+
+
+def _padded_stream(x):
+    # WaveNet's residual stream: each layer adds a function of the stream
+    # shifted right (a causal convolution's padded input).
+    for k in range(6):
+        x = x + torch.tanh(F.pad(x, (2**k, 0))[..., : x.shape[-1]]) * 0.5
+    return x
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+def test_a_shared_wide_chain_is_read_not_recomputed(backend):
+    # Recomputing the stream at each shifted read would re-read every
+    # earlier layer (twice as many loads a layer); it is read from memory
+    # once its recomputation reads more than MAX_SHARED_READS buffers.
+    inputs = [torch.randn(3, 37, 129)]
+    program = tirc.compile(_padded_stream, inputs, backend=backend)
+    loads = [sum(op.op == "load" for op in n.body) for n in program.compiled.module.nodes]
+    assert max(loads) <= MAX_SHARED_READS  # 7 when each layer recomputed the stream
+    fresh = [torch.randn(3, 37, 129)]
+    assert_matches(program(*fresh), _padded_stream(*fresh))
