@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: bench-remote-cache demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro acceptance-replay fuzz fuzz-parser opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-layouts bench-gpu-limits bench-gpu-models bench-cpu-models test-gpu
+.PHONY: bench-remote-cache demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro acceptance-replay fuzz fuzz-parser opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-layouts bench-gpu-limits bench-gpu-models bench-cpu-models bench-compile test-gpu
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -79,6 +79,10 @@ bench-cpu: $(STAMP)
 # Row ops over shapes and dtypes against eager, off bench-cpu's suite (prints only; minutes).
 bench-cpu-sweep: $(STAMP)
 	$(PY) bench/cpu_sweep.py
+
+# Cold compile time by graph size: about 1k, 5k and 20k ops, per stage (long: the 20k-op programs take minutes).
+bench-compile: $(STAMP)
+	$(PY) bench/compile_scaling.py --write bench/RESULTS.md
 
 # These need an NVIDIA GPU (docs/gpu.md).
 bench-gpu: $(STAMP)

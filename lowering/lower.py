@@ -55,6 +55,8 @@ EXTERN_OPS = frozenset(
         "mkldnn._linear_pointwise.default",
         # A view handed to an extern call without a copy (Lowering.strided_view).
         "aten.as_strided.default",
+        # Attention on the CPU: ATen's flash kernel (lowering/capture_decompositions.py).
+        "aten._scaled_dot_product_flash_attention_for_cpu.default",
     }
 )
 

@@ -7,7 +7,8 @@ reads each element where, and when, the producer writes it. A read that
 broadcasts (a bias of [C] added to [N, C]), slices, transposes, gathers, or
 takes several neighbours (pooling) cannot fuse; recomputing the producer's
 few ops at the read's index costs less than a kernel boundary and a buffer
-in memory. A producer that is still read elsewhere, or returned, stays;
+in memory, except for a gather that a broadcast read would repeat
+(`_repeated_gather`). A producer that is still read elsewhere, or returned, stays;
 dead-node elimination drops the others. A returned or large producer is
 recomputed only for a consumer that reads few of its elements (`_inlinable`).
 
@@ -128,14 +129,37 @@ class _Chains:
         return self.memo[key]
 
 
+def _reads(node, index) -> int:
+    """How many times `node` reads at `index`: once per output element where
+    the index holds only i-variables (an r-variable, or an indirect index
+    computed per element, makes it once per iteration)."""
+    per_output = all(_ROW_VARIABLE.fullmatch(str(v)) for v in sympy.sympify(index).free_symbols)
+    return math.prod(node.ranges) * (1 if per_output else math.prod(node.reduction_ranges))
+
+
 def _few_reads(node, index, producer) -> bool:
     """Whether `node` reads `producer` at `index` FEW_READS times fewer than
-    the producer has elements: once per output element where the index
-    holds only i-variables (an r-variable, or an indirect index computed
-    per element, makes it once per iteration)."""
-    per_output = all(_ROW_VARIABLE.fullmatch(str(v)) for v in sympy.sympify(index).free_symbols)
-    reads = math.prod(node.ranges) * (1 if per_output else math.prod(node.reduction_ranges))
-    return reads * FEW_READS <= producer.result.type.numel
+    the producer has elements."""
+    return _reads(node, index) * FEW_READS <= producer.result.type.numel
+
+
+def _repeated_gather(node, index, producer) -> bool:
+    """Whether `node` reads each element of a producer that gathers (an
+    indirect load, with its bounds check) or decodes its indices (a load at
+    a floordiv or mod of a loop variable) FEW_READS times or more: a
+    broadcast read would redo that work for each repeat. Swin's relative
+    position bias, `table[index]` of 3 x 49 x 49 elements added to the
+    scores of 32 windows, was gathered 32 times per element inside the
+    softmax's kernel, and its shifted-window mask, compared from a window
+    partition of the image's regions, decoded 6 times (a 2-core CPU: the
+    kernel took 3.2 ms, 1.7 ms reading both from memory)."""
+    if not any(op.op == "indirect" or _decodes(op) for op in producer.body):
+        return False
+    return _reads(node, index) >= FEW_READS * producer.result.type.numel
+
+
+def _decodes(op) -> bool:
+    return op.op == "load" and bool(sympy.sympify(op.attr("index")).atoms(FloorDiv, Mod))
 
 
 def _inline_into(node, by_id, kept, chains: _Chains):
@@ -167,6 +191,7 @@ def _inline_into(node, by_id, kept, chains: _Chains):
             producer is not None
             and _inlinable(producer, kept, few)
             and (few or not chains.shared_and_wide(producer))
+            and not _repeated_gather(node, op.attr("index"), producer)
             and not _aligned(producer, node, op.attr("index"))
             and len(out) + len(pending) + len(producer.body) <= MAX_BODY_OPS
         ):

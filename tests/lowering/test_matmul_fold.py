@@ -82,6 +82,6 @@ def test_sequence_first_attention_copies_no_weight_per_batch_element(tmp_path):
             lambda q: attention(q, q, q, need_weights=False)[0], [x], dump_after="lower", dump_dir=tmp_path
         )
         lower = (tmp_path / "02-lower.tir").read_text()
-        assert max(loop_numels(lower)) < 37 * 48 * 3 * 48
+        assert max(loop_numels(lower), default=0) < 37 * 48 * 3 * 48
         fresh = torch.randn_like(x)
         torch.testing.assert_close(program(fresh), attention(fresh, fresh, fresh, need_weights=False)[0])

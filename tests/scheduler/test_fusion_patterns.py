@@ -229,3 +229,37 @@ def test_a_shared_wide_chain_is_read_not_recomputed(backend):
     assert max(loads) <= MAX_SHARED_READS  # 7 when each layer recomputed the stream
     fresh = [torch.randn(3, 37, 129)]
     assert_matches(program(*fresh), _padded_stream(*fresh))
+
+
+def _relative_bias_softmax(scores, table, index, regions):
+    # Swin: a relative position bias gathered from a table, and a mask that
+    # compares window-partitioned region ids, both broadcast over the batch
+    # and the heads of the scores.
+    bias = table[index.view(-1)].view(9, 9, 3).permute(2, 0, 1)
+    windows = regions.view(2, 3, 2, 3).permute(0, 2, 1, 3).reshape(4, 9)
+    mask = (windows[:, :, None] != windows[:, None, :]).float() * -100.0
+    return torch.softmax(scores + bias + mask[:, None], -1)
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+def test_a_broadcast_read_of_a_gather_reads_it_from_memory(backend):
+    def make():
+        return [
+            torch.randn(5, 4, 3, 9, 9),
+            torch.randn(13, 3),
+            torch.randint(0, 13, (9, 9)),
+            torch.randint(0, 3, (6, 6)),
+        ]
+
+    program = tirc.compile(_relative_bias_softmax, make(), backend=backend)
+    module = program.compiled.module
+    decoding = [
+        n
+        for n in module.nodes
+        if any(op.op == "indirect" or (op.op == "load" and "floordiv" in str(op.attr("index"))) for op in n.body)
+    ]
+    # The gather and the mask each stay a node of their own size, never
+    # recomputed per score (5 x 4 x 3 x 9 x 9 elements).
+    assert decoding and all(n.result.type.numel < 5 * 4 * 3 * 81 for n in decoding)
+    fresh = make()
+    assert_matches(program(*fresh), _relative_bias_softmax(*fresh))
