@@ -126,7 +126,9 @@ print(json.dumps({"total": time.perf_counter() - start}))
 
 
 def _run(script: str, args: list[str], cache: Path) -> dict:
-    env = dict(os.environ, TIRC_CACHE_DIR=str(cache / "tirc"), TORCHINDUCTOR_CACHE_DIR=str(cache / "inductor"))
+    env = dict(
+        os.environ, TIRC_CACHE_DIR=str(cache / "tirc"), TORCHINDUCTOR_CACHE_DIR=str(cache / "inductor")
+    )
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=env)
     if done.returncode != 0:
@@ -152,7 +154,9 @@ def _ops_per_layer(work: Path, family: str, backend: str) -> tuple[float, int]:
     counts = []
     for depth in (1, 2):
         dump = work / f"probe_{family}_{depth}"
-        _run(TIRC_RUN, [str(_program(work, family, depth)), backend, str(dump)], work / f"cache_probe_{depth}")
+        _run(
+            TIRC_RUN, [str(_program(work, family, depth)), backend, str(dump)], work / f"cache_probe_{depth}"
+        )
         counts.append(_captured_ops(dump))
     per = counts[1] - counts[0]
     return per, counts[0] - per
@@ -169,9 +173,17 @@ def measure(families, sizes, backend: str, inductor: bool, inductor_max: int) ->
                 program = _program(work, family, depth)
                 dump = work / f"dump_{family}_{depth}"
                 result = _run(TIRC_RUN, [str(program), backend, str(dump)], work / f"cache_{family}_{depth}")
-                row = {"family": family, "target": target, "depth": depth, "ops": _captured_ops(dump), **result}
+                row = {
+                    "family": family,
+                    "target": target,
+                    "depth": depth,
+                    "ops": _captured_ops(dump),
+                    **result,
+                }
                 if inductor and target <= inductor_max:
-                    row["inductor"] = _run(INDUCTOR_RUN, [str(program)], work / f"icache_{family}_{depth}")["total"]
+                    row["inductor"] = _run(INDUCTOR_RUN, [str(program)], work / f"icache_{family}_{depth}")[
+                        "total"
+                    ]
                 rows.append(row)
                 print(_line(row), flush=True)
     return rows
@@ -199,7 +211,12 @@ def table(rows: list[dict]) -> list[str]:
     for row in rows:
         stages = _stages(row)
         inductor = f"{row['inductor']:.1f}" if "inductor" in row else "-"
-        cells = [row["family"], str(row["ops"]), f"{row['total']:.1f}", f"{1e3 * row['total'] / row['ops']:.2f}"]
+        cells = [
+            row["family"],
+            str(row["ops"]),
+            f"{row['total']:.1f}",
+            f"{1e3 * row['total'] / row['ops']:.2f}",
+        ]
         cells += [inductor] + [f"{stages[n]:.2f}" if n in stages else "-" for n in names]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
@@ -207,14 +224,18 @@ def table(rows: list[dict]) -> list[str]:
         own = [r for r in rows if r["family"] == family]
         small, large = own[0], own[-1]
         ratio = (large["total"] / large["ops"]) / (small["total"] / small["ops"])
-        lines.append(f"- {family}: time per op at {large['ops']} ops is {ratio:.2f}x that at {small['ops']} ops")
+        lines.append(
+            f"- {family}: time per op at {large['ops']} ops is {ratio:.2f}x that at {small['ops']} ops"
+        )
     return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", default="1000,5000,20000", help="target op counts (default 1000,5000,20000)")
-    parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated: " + ", ".join(FAMILIES))
+    parser.add_argument(
+        "--families", default=",".join(FAMILIES), help="comma-separated: " + ", ".join(FAMILIES)
+    )
     parser.add_argument("--backend", default="cpp", choices=("cpp", "triton"))
     parser.add_argument("--inductor", action="store_true", help="torch.compile's cold compile beside tirc's")
     parser.add_argument("--inductor-max-ops", type=int, default=5000, help="largest size Inductor compiles")
@@ -241,7 +262,9 @@ def main() -> None:
 
 def _write(path: Path, lines: list[str]) -> None:
     begin, end = "<!-- bench-compile -->", "<!-- /bench-compile -->"
-    section = "\n".join([begin, "## Compile time by graph size (`bench/compile_scaling.py`)", "", *lines, end])
+    section = "\n".join(
+        [begin, "## Compile time by graph size (`bench/compile_scaling.py`)", "", *lines, end]
+    )
     text = path.read_text() if path.exists() else ""
     if begin in text and end in text:
         text = text[: text.index(begin)] + section + text[text.index(end) + len(end) :]

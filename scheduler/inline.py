@@ -124,7 +124,9 @@ class _Chains:
                 if op.op != "load":
                     continue
                 source = self.by_id.get(id(op.operands[0]))
-                recomputed = source is not None and source.kind == "pointwise" and not self.shared_and_wide(source)
+                recomputed = (
+                    source is not None and source.kind == "pointwise" and not self.shared_and_wide(source)
+                )
                 total += self.reads(source) if recomputed else 1
             self.memo[key] = total
         return self.memo[key]

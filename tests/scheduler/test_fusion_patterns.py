@@ -256,7 +256,9 @@ def test_a_broadcast_read_of_a_gather_reads_it_from_memory(backend):
     decoding = [
         n
         for n in module.nodes
-        if any(op.op == "indirect" or (op.op == "load" and "floordiv" in str(op.attr("index"))) for op in n.body)
+        if any(
+            op.op == "indirect" or (op.op == "load" and "floordiv" in str(op.attr("index"))) for op in n.body
+        )
     ]
     # The gather and the mask each stay a node of their own size, never
     # recomputed per score (5 x 4 x 3 x 9 x 9 elements).
