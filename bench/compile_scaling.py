@@ -96,23 +96,10 @@ def get_inputs():
     return [torch.randn{shape}]
 """
 
-# Run in a fresh process: compile the program at argv[1] and print one JSON line.
-TIRC_RUN = """
-import json, sys, time, runpy
-import torch
-import tirc
-spec = runpy.run_path(sys.argv[1])
-model = spec["Model"]().eval()
-inputs = spec["get_inputs"]()
-start = time.perf_counter()
-with torch.no_grad():
-    program = tirc.compile(model, inputs, backend=sys.argv[2], dump_after="capture", dump_dir=sys.argv[3])
-    program(*inputs)
-total = time.perf_counter() - start
-print(json.dumps({"total": total, "timings": program.timings}))
-"""
-
-INDUCTOR_RUN = """
+# Run in a fresh process: compile the program at argv[1] with tirc (argv[2]:
+# its backend, argv[3]: the dump directory) or, with argv[2] "inductor", with
+# torch.compile; print one JSON line.
+RUN = """
 import json, sys, time, runpy
 import torch
 spec = runpy.run_path(sys.argv[1])
@@ -120,17 +107,23 @@ model = spec["Model"]().eval()
 inputs = spec["get_inputs"]()
 start = time.perf_counter()
 with torch.no_grad():
-    torch.compile(model)(*inputs)
-print(json.dumps({"total": time.perf_counter() - start}))
+    if sys.argv[2] == "inductor":
+        torch.compile(model)(*inputs)
+        print(json.dumps({"total": time.perf_counter() - start}))
+    else:
+        import tirc
+        program = tirc.compile(model, inputs, backend=sys.argv[2], dump_after="capture", dump_dir=sys.argv[3])
+        program(*inputs)
+        print(json.dumps({"total": time.perf_counter() - start, "timings": program.timings}))
 """
 
 
-def _run(script: str, args: list[str], cache: Path) -> dict:
+def _run(args: list[str], cache: Path) -> dict:
     env = dict(
         os.environ, TIRC_CACHE_DIR=str(cache / "tirc"), TORCHINDUCTOR_CACHE_DIR=str(cache / "inductor")
     )
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, env=env)
+    done = subprocess.run([sys.executable, "-c", RUN, *args], capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "failed")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -154,9 +147,7 @@ def _ops_per_layer(work: Path, family: str, backend: str) -> tuple[float, int]:
     counts = []
     for depth in (1, 2):
         dump = work / f"probe_{family}_{depth}"
-        _run(
-            TIRC_RUN, [str(_program(work, family, depth)), backend, str(dump)], work / f"cache_probe_{depth}"
-        )
+        _run([str(_program(work, family, depth)), backend, str(dump)], work / f"cache_probe_{depth}")
         counts.append(_captured_ops(dump))
     per = counts[1] - counts[0]
     return per, counts[0] - per
@@ -172,7 +163,7 @@ def measure(families, sizes, backend: str, inductor: bool, inductor_max: int) ->
                 depth = max(1, round((target - fixed) / per))
                 program = _program(work, family, depth)
                 dump = work / f"dump_{family}_{depth}"
-                result = _run(TIRC_RUN, [str(program), backend, str(dump)], work / f"cache_{family}_{depth}")
+                result = _run([str(program), backend, str(dump)], work / f"cache_{family}_{depth}")
                 row = {
                     "family": family,
                     "target": target,
@@ -181,7 +172,7 @@ def measure(families, sizes, backend: str, inductor: bool, inductor_max: int) ->
                     **result,
                 }
                 if inductor and target <= inductor_max:
-                    row["inductor"] = _run(INDUCTOR_RUN, [str(program)], work / f"icache_{family}_{depth}")[
+                    row["inductor"] = _run([str(program), "inductor"], work / f"icache_{family}_{depth}")[
                         "total"
                     ]
                 rows.append(row)

@@ -87,7 +87,7 @@ _CARRY = {"sum": "{carry} + {scan}", "prod": "{carry} * {scan}"}
 def render_kernel(plan: KernelPlan) -> str:
     """The plan's Triton source: one kernel, or two for a split reduction."""
     plan = split_ranges(plan)
-    config = launch_config(plan)
+    config = _launch_config(plan)
     if config.kind == "split":
         return triton_split.render(plan, config)
     kernel = Kernel(plan, config)
@@ -199,8 +199,12 @@ def launch_config(plan: KernelPlan) -> LaunchConfig:
     """The kernel's kind and configs: the heuristic's list, or the one config
     its `triton_config` attribute pins (which may turn a persistent
     reduction into a looped one, or back, by its RBLOCK)."""
-    plan = split_ranges(plan)
-    config = candidate_configs(plan)
+    return _launch_config(split_ranges(plan))
+
+
+def _launch_config(plan: KernelPlan) -> LaunchConfig:
+    """launch_config of a plan already split (plan_ranges.py)."""
+    config = _candidate_configs(plan)
     if plan.launch is None:
         return config
     xblock, rblock, warps, stages = plan.launch
@@ -223,7 +227,11 @@ def launch_config(plan: KernelPlan) -> LaunchConfig:
 def candidate_configs(plan: KernelPlan) -> LaunchConfig:
     """The heuristic's kind and configs: the first is its choice, the rest
     the alternatives the tuner times (triton_tune.py)."""
-    plan = split_ranges(plan)
+    return _candidate_configs(split_ranges(plan))
+
+
+def _candidate_configs(plan: KernelPlan) -> LaunchConfig:
+    """candidate_configs of a plan already split (plan_ranges.py)."""
     scan = _scan_statement(plan)
     if plan.loops:
         xnumel, rnumel = prod(plan.ranges), prod(plan.reduction)
@@ -290,7 +298,7 @@ def launch_call(plan: KernelPlan, args: list[str], device: str) -> list[str]:
     triton_tune.py), else the heuristic's. A split reduction allocates its
     workspace of partials on `device` and launches two kernels."""
     plan = split_ranges(plan)
-    config = launch_config(plan)
+    config = _launch_config(plan)
     if config.kind == "split":
         return triton_split.launch_lines(plan, config, args, device)
     args = args + [str(config.xnumel)] + ([] if config.rnumel is None else [str(config.rnumel)])
