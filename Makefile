@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: bench-remote-cache demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro acceptance-replay fuzz fuzz-parser opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-layouts bench-gpu-limits bench-gpu-models bench-cpu-models bench-compile test-gpu
+.PHONY: bench-remote-cache demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro acceptance-replay fuzz fuzz-parser opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-layouts bench-gpu-limits bench-gpu-models bench-cpu-models bench-compile bench-cpu-compile bench-gpu-compile test-gpu
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -84,7 +84,14 @@ bench-cpu-sweep: $(STAMP)
 bench-compile: $(STAMP)
 	$(PY) bench/compile_scaling.py --write bench/RESULTS.md
 
+# Cold and warm compile of whole models against Inductor's cold compile, each in a fresh process.
+bench-cpu-compile: $(STAMP)
+	$(PY) bench/compile_models.py resnet18,resnet50,mobilenet_v2,gpt_block --device cpu --write bench/RESULTS.md
+
 # These need an NVIDIA GPU (docs/gpu.md).
+bench-gpu-compile: $(STAMP)
+	$(PY) bench/compile_models.py resnet18,resnet50,mobilenet_v2,gpt_block --device cuda --write bench/RESULTS.md
+
 bench-gpu: $(STAMP)
 	$(PY) bench/gpu.py --write bench/RESULTS.md
 

@@ -9,6 +9,7 @@ from .backends import BACKENDS, backend_named
 from .cache_heal import cache_dir
 from .kernel_plan import Compute, KernelPlan, Load, Loop, Reduce, Scan, Store, checked_op
 from . import cache_heal, cache_store, remote_cache
+from .kernel_builds import build_kernels, build_pool
 from .loader import load_output_code
 from .runtime import random_input
 from .splits import split_reductions
@@ -28,6 +29,8 @@ __all__ = [
     "checked_op",
     "BACKENDS",
     "backend_named",
+    "build_kernels",
+    "build_pool",
     "cache_dir",
     "cache_heal",
     "cache_store",

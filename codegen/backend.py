@@ -40,10 +40,14 @@ class Backend:
     select_externs: Callable[[Module, str], Module] | None = None
     # fusion.split-reductions: plan -> chunks per row of a reduction it splits, or None.
     split_count: Callable[[KernelPlan], int | None] | None = None
-    # memplan.tune-launches: (module, device) -> the module with launch configs pinned by timing.
-    tune_launches: Callable[[Module, str], Module] | None = None
+    # memplan.tune-launches: (module, device, build pool or None) -> the module
+    # with launch configs pinned by timing.
+    tune_launches: Callable[..., Module] | None = None
     # plans -> start compiling the kernels early (fusion's plans, as memplan hands them on).
     prebuild: Callable[[list[KernelPlan]], None] | None = None
+    # (memplan module, output_code text, device) -> the jobs that build its kernels
+    # in a pool of worker processes (kernel_builds.py); None: it has none.
+    build_jobs: Callable[[Module, str, str], list] | None = None
     # device -> what timed choices depend on beyond the program ("" when nothing is timed).
     tuning_target: Callable[[str], str] = lambda device: ""
 

@@ -22,7 +22,7 @@ def timed_record(kind: str, parts: list[str], measure, valid: Callable[[dict], b
     when a valid one exists, else `measure()` makes it and it is written to
     both levels under a filelock, so concurrent compiles on one machine time
     it once."""
-    key = hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
+    key = _key(parts)
     store = cache_store.levels()
     path = store.local.path(kind, key)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -32,6 +32,16 @@ def timed_record(kind: str, parts: list[str], measure, valid: Callable[[dict], b
             record = measure()
             store.put(kind, key, json.dumps(record, indent=1, sort_keys=True).encode())
     return record
+
+
+def recorded_choice(kind: str, parts: list[str], valid: Callable[[dict], bool]) -> dict | None:
+    """The valid record keyed by `parts`, if there is one (no lock: a
+    record being written reads as missing)."""
+    return _read(cache_store.levels(), kind, _key(parts), valid)
+
+
+def _key(parts: list[str]) -> str:
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 
 def _read(store: cache_store.Levels, kind: str, key: str, valid) -> dict | None:

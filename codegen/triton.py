@@ -75,6 +75,7 @@ __all__ = [
     "checks_indices",
     "launch_call",
     "launch_config",
+    "launch_spec",
     "render_kernel",
     "render_kernels",
     "split_count",
@@ -301,6 +302,22 @@ def launch_call(plan: KernelPlan, args: list[str], device: str) -> list[str]:
     config = _launch_config(plan)
     if config.kind == "split":
         return triton_split.launch_lines(plan, config, args, device)
-    args = args + [str(config.xnumel)] + ([] if config.rnumel is None else [str(config.rnumel)])
+    chosen, extents, grid = _launch_of(config)
+    args = args + [str(n) for n in extents]
+    return [f"_launch({plan.name}, {grid}, {launch_args(args)}, {launch_meta(plan, chosen)})"]
+
+
+def launch_spec(plan: KernelPlan):
+    """(config, size arguments, grid) of the kernel's launch as launch_call
+    writes it; None for a split reduction (two launches and a workspace)."""
+    config = _launch_config(split_ranges(plan))
+    if config.kind == "split":
+        return None
+    chosen, extents, grid = _launch_of(config)
+    return chosen, extents, (config.programs(chosen),)
+
+
+def _launch_of(config: LaunchConfig):
     chosen = config.configs[0]
-    return [f"_launch({plan.name}, {config.grid(chosen)}, {launch_args(args)}, {launch_meta(plan, chosen)})"]
+    extents = [config.xnumel] + ([] if config.rnumel is None else [config.rnumel])
+    return chosen, extents, config.grid(chosen)

@@ -10,7 +10,7 @@ import black
 
 from scheduler import Target
 
-from . import triton, triton_split, triton_tune
+from . import triton, triton_builds, triton_dedupe, triton_split, triton_tune
 from .backend import Backend, site_names
 from .kernel_plan import KernelPlan
 
@@ -30,9 +30,11 @@ def _header(device: str) -> list[str]:
 
 def _kernels(plans: list[KernelPlan], prebuild: bool) -> list[str]:
     """The helpers and kernels, formatted by black: their expressions are
-    arbitrary, unlike the wrapper's few constructs that pyformat lays out."""
+    arbitrary, unlike the wrapper's few constructs that pyformat lays out.
+    A kernel with the code of an earlier one is an alias of it (triton_dedupe.py)."""
     helpers, sources = triton.render_kernels(plans)
-    text = "\n".join(helpers + ["", ""] + [source + "\n\n" for source in sources])
+    defs, aliases = triton_dedupe.shared(plans, sources)
+    text = "\n".join(helpers + ["", ""] + [source + "\n\n" for source in defs] + aliases)
     kernels = black.format_str(text, mode=black.Mode()).rstrip("\n")
     # black's blank lines after the imports: two before a definition, one before a statement
     return ["", kernels] if kernels.startswith(("@", "def ")) else [kernels]
@@ -63,4 +65,5 @@ TRITON = Backend(
     split_count=triton.split_count,
     tune_launches=triton_tune.tune_launches,
     tuning_target=triton_tune.triton_target,
+    build_jobs=triton_builds.launch_jobs,
 )

@@ -14,10 +14,14 @@ timings: a later config wins only when it beats every earlier one by more
 than MARGIN, so noise keeps the heuristic's.
 Winners are cached as JSON under `TIRC_CACHE_DIR/triton-autotune/` (and in
 the remote cache, when one is configured: timed_records.py), keyed by the
-kernel's source, its parameters' layouts, the configs offered, the GPU and
-Triton's version, and written atomically under a filelock, so compiling the
-same kernel again (in this process, another, or on another machine sharing
-the remote cache) reads the winner back.
+kernel's code less its names (triton_dedupe.py: the same epilogue in every
+block of a network is timed once), its parameters' layouts, the configs
+offered, the GPU and Triton's version, and written atomically under a
+filelock, so compiling the same kernel again (in this process, another, or
+on another machine sharing the remote cache) reads the winner back. With a
+build pool (build_pool.py), every config still to be timed is compiled in
+its workers first, many at a time; the timing itself stays one kernel
+after another.
 
 Timing needs a GPU: on the CPU (the interpreter) and with TIRC_AUTOTUNE=0
 kernels keep the heuristic's config. Split reductions (triton_split.py) have
@@ -35,10 +39,11 @@ import torch
 from ir_text import Module, to_torch
 from scheduler import kernel_io, users
 
-from .timed_records import timed_record
+from .build_pool import BuildJob
+from .timed_records import recorded_choice, timed_record
 from .kernel_plan import module_plans
 from .loader import load_output_code
-from . import runtime, triton_shared_cache
+from . import runtime, triton_dedupe, triton_shared_cache
 from .triton import candidate_configs, render_kernels
 from .triton_body import assert_options, checks_indices
 from .triton_configs import Config, LaunchConfig
@@ -50,6 +55,7 @@ MARGIN = 0.01
 # "Triton kernels").
 ROUNDS = 3
 ATTRIBUTE = "triton_config"
+KIND = "triton-autotune"
 
 
 def enabled(device: str) -> bool:
@@ -70,16 +76,19 @@ def triton_target(device: str) -> str:
     return f"{torch.cuda.get_device_name()} triton {triton.__version__}"
 
 
-def tune_launches(module: Module, device: str, timer=None) -> Module:
+def tune_launches(module: Module, device: str, timer=None, builds=None) -> Module:
     """Pin the fastest config of every kernel that has a choice to make.
     `timer(run) -> milliseconds` (default: Triton's do_bench median) is for
-    tests, which tune through the interpreter with made-up times."""
+    tests, which tune through the interpreter with made-up times. `builds`
+    (a build_pool.BuildPool) compiles every config still to be timed in its
+    workers first, while the configs of earlier kernels are being timed."""
     if timer is None:
         if not enabled(device):
             return module
         timer = _do_bench
         triton_shared_cache.install()
     user_map = users(module)
+    timings = []
     for kernel, plan in module_plans(module):
         if ATTRIBUTE in dict(kernel.attrs):
             continue
@@ -88,7 +97,13 @@ def tune_launches(module: Module, device: str, timer=None) -> Module:
         if len(config.configs) < 2 or config.kind == "split":
             continue
         params = kernel_io(module, kernel, user_map)
-        best = config.configs[_winner(plan, config, params.inputs + params.outputs, device, timer)]
+        timings.append((kernel, _Timing(plan, config, params.inputs + params.outputs, device)))
+    if builds is not None:
+        # Kernels with the same code and layouts share a record: the first times it.
+        first = {tuple(t.parts): t for _, t in reversed(timings)}
+        builds.submit(job for t in first.values() if t.recorded() is None for job in t.jobs())
+    for kernel, timing in timings:
+        best = timing.config.configs[timing.winner(timer, builds)]
         pinned = (best.xblock, best.rblock or 0, best.num_warps, best.num_stages)
         kernel.attrs = kernel.attrs + ((ATTRIBUTE, pinned),)
     return module
@@ -104,39 +119,72 @@ def choose(times: list[float]) -> int:
     return best
 
 
-def _winner(plan, config: LaunchConfig, values, device: str, timer) -> int:
-    configs = config.configs
-    source = _kernel_source(plan)
-    layouts = [(v.type.shape, v.type.strides, v.type.dtype) for v in values]
-    gpu = torch.cuda.get_device_name() if device != "cpu" else "cpu"
-    import triton
+class _Timing:
+    """One kernel's configs to time, and the key of its record: the kernel's
+    code less its names (triton_dedupe.py), its parameters' layouts, the
+    configs, the GPU and Triton's version."""
 
-    parts = [source, repr(layouts), repr(configs), gpu, triton.__version__]
+    def __init__(self, plan, config: LaunchConfig, values, device: str):
+        import triton
 
-    def measure() -> dict:
-        kernel = getattr(load_output_code(source, "tune"), plan.name)
-        extents = [config.xnumel] + ([] if config.rnumel is None else [config.rnumel])
-        args = [_scratch(v.type, device) for v in values] + _error_slot(plan, device) + extents
+        self.plan, self.config, self.values, self.device = plan, config, values, device
+        self.source, kernel = _kernel_source(plan)
+        layouts = [(v.type.shape, v.type.strides, v.type.dtype) for v in values]
+        gpu = torch.cuda.get_device_name() if device != "cpu" else "cpu"
+        code = triton_dedupe.code_key(plan, kernel) or kernel
+        self.parts = [code, repr(layouts), repr(config.configs), gpu, triton.__version__]
+
+    def recorded(self) -> dict | None:
+        return recorded_choice(KIND, self.parts, self.valid)
+
+    def valid(self, record: dict) -> bool:
+        return type(record.get("winner")) is int and 0 <= record["winner"] < len(self.config.configs)
+
+    def extents(self) -> list[int]:
+        config = self.config
+        return [config.xnumel] + ([] if config.rnumel is None else [config.rnumel])
+
+    def jobs(self) -> list[BuildJob]:
+        """A build of the kernel with each config, on the launch's argument types."""
+        dtypes = [str(to_torch(v.type.dtype)).removeprefix("torch.") for v in self.values]
+        args = tuple(dtypes + [None] * len(_error_slot(self.plan, "cuda")) + self.extents())
+        options = assert_options(self.plan)
+        return [
+            BuildJob(
+                self.source,
+                self.plan.name,
+                args,
+                (self.config.programs(c),),
+                tuple(sorted({**c.kwargs(), **options}.items())),
+            )
+            for c in self.config.configs
+        ]
+
+    def winner(self, timer, builds) -> int:
+        return timed_record(KIND, self.parts, lambda: self._measure(timer, builds), self.valid)["winner"]
+
+    def _measure(self, timer, builds) -> dict:
+        if builds is not None:
+            builds.wait(self.jobs())
+        plan, config, device = self.plan, self.config, self.device
+        kernel = getattr(load_output_code(self.source, "tune"), plan.name)
+        args = [_scratch(v.type, device) for v in self.values] + _error_slot(plan, device) + self.extents()
         options = assert_options(plan)
-        runs = [_runner(kernel, (config.programs(c),), c, args, options) for c in configs]
+        runs = [_runner(kernel, (config.programs(c),), c, args, options) for c in config.configs]
         rounds = [[_time(run, timer) for run in runs] for _ in range(ROUNDS)]
         times = [statistics.median(per_config) for per_config in zip(*rounds)]
         return {
             "kernel": plan.name,
-            "configs": [c.meta() for c in configs],
+            "configs": [c.meta() for c in config.configs],
             "rounds_ms": rounds,
             "times_ms": times,
             "winner": choose(times),
         }
 
-    def valid(record: dict) -> bool:
-        return type(record.get("winner")) is int and 0 <= record["winner"] < len(configs)
 
-    return timed_record("triton-autotune", parts, measure, valid)["winner"]
-
-
-def _kernel_source(plan) -> str:
-    """A module holding the kernel alone, as output_code.py renders it."""
+def _kernel_source(plan) -> tuple[str, str]:
+    """A module holding the kernel alone, as output_code.py renders it, and
+    the kernel's own source."""
     helpers, (kernel,) = render_kernels([plan])
     lines = [
         "import triton",
@@ -149,7 +197,7 @@ def _kernel_source(plan) -> str:
         "",
         kernel,
     ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", kernel
 
 
 def _scratch(buffer_type, device: str) -> torch.Tensor:

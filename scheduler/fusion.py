@@ -57,6 +57,9 @@ class _Merges:
     def __init__(self, count: int, options):
         self.owner = list(range(count))
         self.members: dict[int, list] = {k: [[k]] for k in range(count)}  # group -> its nests
+        # group -> its nodes, flat: the cycle check asks for a node's kernel
+        # at every node it walks (millions of times on a large graph).
+        self._flat: dict[int, tuple[int, ...]] = {k: (k,) for k in range(count)}
         self.options = options
         self.fusions = 0
 
@@ -64,16 +67,17 @@ class _Merges:
         limit = self.options.fusion_bisect_limit
         return limit >= 0 and self.fusions >= limit
 
-    def group(self, k: int) -> list[int]:
+    def group(self, k: int) -> tuple[int, ...]:
         """The nodes of node `k`'s kernel so far."""
-        return [m for nest in self.members[self.owner[k]] for m in nest]
+        return self._flat[self.owner[k]]
 
     def merge(self, a: int, b: int, nests: list[list[int]]) -> None:
         for nest in nests:
             for k in nest:
                 self.owner[k] = a
         self.members[a] = nests
-        del self.members[b]
+        self._flat[a] = tuple(m for nest in nests for m in nest)
+        del self.members[b], self._flat[b]
         self.fusions += 1
 
 

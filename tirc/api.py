@@ -11,6 +11,7 @@ from pathlib import Path
 
 import torch
 
+from codegen import build_pool
 from ir_text import TircError
 from lowering import extern_ops, fallback_ops
 from repro import recording
@@ -223,9 +224,12 @@ def compile(
     output_code.py, which builds the kernels) and `determinism` (the
     check_determinism option's second compile), each followed by its steps,
     dotted under it: the stage table's steps (`lower.ops`, `fusion.fuse`,
-    ...), and `STAGE.print`, `STAGE.parse`, `STAGE.verify` (the print and
-    read-back after every stage), `STAGE.dump` (writing its dump),
-    `capture.trace`, `fusion.prebuild` (starting the kernels' build), and
+    ...), and `STAGE.print` (after every stage), `STAGE.parse` and
+    `STAGE.verify` (the read-back of the memplan stage, or of every stage
+    with the verify_roundtrip option), `STAGE.dump` (writing its dump),
+    `capture.trace`, `fusion.prebuild` (starting the kernels' build),
+    `build.kernels` (the Triton kernels built in the pool of build workers,
+    codegen/build_pool.py), and
     `cache.lookup`, `cache.store`, `cache.parse`. A code-cache hit lists
     only what ran: capture, the lookup and the build. The stages do not
     overlap: their sum is at most the compile's wall time. On a terminal,
@@ -279,9 +283,16 @@ def _compile(model_or_fn, example_inputs, backend, device, dump_after, dump_dir,
     # check_determinism: the program cannot be captured again in another
     # process; the second compile starts from this capture dump.
     dump = recording(opts, writer)
-    compiled = compile_module(module, opts, dump, capture_text=text, repro=repro, cache=True, timings=timings)
-    check_determinism(dump, writer, None, timings)
-    call = compiled.load().call
+    builds = build_pool(opts.backend, opts.device)
+    try:
+        compiled = compile_module(
+            module, opts, dump, capture_text=text, repro=repro, cache=True, timings=timings, builds=builds
+        )
+        check_determinism(dump, writer, None, timings)
+        call = compiled.load().call
+    finally:
+        if builds is not None:
+            builds.close()
     if writer is not None:
         writer.finish()  # the manifest, with the timings of the whole compile
     root = model_or_fn if isinstance(model_or_fn, torch.nn.Module) else None

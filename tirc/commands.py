@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
 import torch
 
-from codegen import random_input
+from codegen import build_pool, random_input
 from ir_text import TircError, first_line, is_float, print_ir, printable, to_torch
 from lowering import copy_with_layout, fallback_ops, interpret, widened
 from repro import compile_args, recording
@@ -111,16 +112,25 @@ def _compile(args) -> int:
         text = print_ir(module)  # the capture dump, now with the sha256s
     repro = Reproducers(Path(dump_dir or "."))
     dump = recording(options, writer)  # check_determinism: keeps every file to compare
-    compiled = compile_module(
-        module, options, dump, args.stop_after, capture_text=text, repro=repro, cache=True, timings=timings
-    )
-    check_determinism(dump, writer, compile_args(args), timings)
-    _finish(args, compiled, writer)
-    _summary(compiled, options, writer)
-    _print_timings(args, compiled)
-    if not args.check:
-        return EXIT_OK
-    return _check_program(module, compiled.load().call, program, state)
+    with _build_workers(options) as builds:
+        compiled = compile_module(
+            module,
+            options,
+            dump,
+            args.stop_after,
+            capture_text=text,
+            repro=repro,
+            cache=True,
+            timings=timings,
+            builds=builds,
+        )
+        check_determinism(dump, writer, compile_args(args), timings)
+        _finish(args, compiled, writer)
+        _summary(compiled, options, writer)
+        _print_timings(args, compiled)
+        if not args.check:
+            return EXIT_OK
+        return _check_program(module, compiled.load().call, program, state)
 
 
 def _check_program(module, call, program, state: list[torch.Tensor]) -> int:
@@ -175,14 +185,29 @@ def _compile_dump(args, stages: set[str], dump_dir: str | None, timings: Timings
     # A dump's reproducer goes to a dump directory: the one asked for, else the dump's own.
     repro = Reproducers(Path(dump_dir) if dump_dir else Path(args.source).parent, read_text(args.source))
     dump = recording(options, writer)  # check_determinism: keeps every file to compare
-    compiled = compile_module(module, options, dump, args.stop_after, repro=repro, timings=timings)
-    check_determinism(dump, writer, compile_args(args), timings)
-    _finish(args, compiled, writer)
-    _summary(compiled, options, writer)
-    _print_timings(args, compiled)
-    if not args.check:
-        return EXIT_OK
-    return _check_dump(module, compiled.load().call, inputs)
+    with _build_workers(options) as builds:
+        compiled = compile_module(
+            module, options, dump, args.stop_after, repro=repro, timings=timings, builds=builds
+        )
+        check_determinism(dump, writer, compile_args(args), timings)
+        _finish(args, compiled, writer)
+        _summary(compiled, options, writer)
+        _print_timings(args, compiled)
+        if not args.check:
+            return EXIT_OK
+        return _check_dump(module, compiled.load().call, inputs)
+
+
+@contextlib.contextmanager
+def _build_workers(options: Options):
+    """The compile's pool of kernel-build workers (codegen/build_pool.py), or
+    None; stopped when the command is done with the compiled code."""
+    builds = build_pool(options.backend, options.device)
+    try:
+        yield builds
+    finally:
+        if builds is not None:
+            builds.close()
 
 
 def _finish(args, compiled, writer: DumpWriter | None) -> None:
@@ -317,8 +342,9 @@ def _replay(args) -> int:
     module, options = _checked_dump(args.file, args, timings)
     inputs = header_inputs(module, args.file)
     repro = Reproducers(Path(args.file).parent, read_text(args.file))  # beside the dump, never elsewhere
-    compiled = compile_module(module, options, repro=repro, timings=timings)
-    call = compiled.load().call
+    with _build_workers(options) as builds:
+        compiled = compile_module(module, options, repro=repro, timings=timings, builds=builds)
+        call = compiled.load().call
     status = _check_dump(module, call, inputs)
     _print_timings(args, compiled)
     return status

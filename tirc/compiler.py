@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from codegen import generate, load_output_code, tuning_target
+from codegen import build_kernels, generate, load_output_code, tuning_target
 from ir_text import STAGES, Module, TircError, check_text_ops, named_ops, parse, print_ir
 from lowering import capture
 from repro import check_rerun
@@ -13,7 +13,7 @@ from . import code_cache
 from .crash import Reproducers, run_pass
 from .dumps import DumpWriter
 from .options import Options
-from .pipeline import Context, dump_name, prebuild_kernels, read_back, run_stages
+from .pipeline import Context, dump_name, prebuild_kernels, read_back, reads_back, run_stages
 from .steps import STEP_NAMES, WHOLE_STEPS, stage_of
 from .timings import Timings
 
@@ -31,8 +31,10 @@ class Compiled:
         rebuild=None,
         trusted_ops=frozenset(),
         timings: Timings | None = None,
+        build_kernels=None,
     ):
         self._module = module
+        self._build_kernels = build_kernels
         self.code = code
         self._rebuild = rebuild
         self._trusted_ops = trusted_ops
@@ -53,11 +55,16 @@ class Compiled:
     def load(self):
         """The generated module (with `call(args)`), loaded once: timed as
         `build`, since loading builds the kernels (the C++ library, or waits
-        for the build that fusion.prebuild started)."""
+        for the build that fusion.prebuild started), or, with a pool of build
+        workers, builds the Triton kernels there first (`build.kernels`)."""
         if self.code is None:
             raise TircError(f"compilation stopped after {self.module.stage}; there is no code to run")
         if self._loaded is None:
             with self.timings.measure("build"):
+                if self._build_kernels is not None:
+                    with self.timings.measure("build.kernels"):
+                        self._build_kernels()
+                    self._build_kernels = None
                 self._loaded = load_output_code(self.code)
         return self._loaded
 
@@ -135,10 +142,13 @@ def capture_program(
                 check_text_ops(module)
             except TircError as err:
                 raise TircError(f"the exported program's graph: {err.message}") from None
-        try:
-            module = read_back(text, dump_name("capture"), ctx, named_ops(module), "capture")
-        except TircError as err:
-            raise err.located(dump_name("capture")) from None
+        # An exported program is verified as a dump is; a traced one goes on
+        # as traced (pipeline.reads_back).
+        if isinstance(fn, torch.export.ExportedProgram) or reads_back("capture", options):
+            try:
+                module = read_back(text, dump_name("capture"), ctx, named_ops(module), "capture")
+            except TircError as err:
+                raise err.located(dump_name("capture")) from None
     return module, text, lifted, spec
 
 
@@ -151,17 +161,21 @@ def compile_module(
     repro: Reproducers | None = None,
     cache: bool = False,
     timings: Timings | None = None,
+    builds=None,
 ) -> Compiled:
     """Run the stages after `module`'s, writing the requested dumps; a crash
     in a pass leaves a reproducer in `repro` (none when it is None). With
     `cache`, a capture module compiled before (same text, same tirc) takes
     its code from the code cache when nothing asks for dumps. What runs is
-    timed in `timings` (timings.py): on a cache hit, the lookup only."""
+    timed in `timings` (timings.py): on a cache hit, the lookup only.
+    `builds`, a pool of kernel-build workers (codegen/build_pool.py), is
+    started once the code cache misses; the launch tuner and the load of
+    the generated code build their kernels in it."""
     check_stop_after(stop_after)
     if stop_after is not None and STAGES.index(stage_of(stop_after)) < module.stage_index:
         raise TircError(f"--stop-after {stop_after} is before the input's stage ({module.stage})")
     module.options = options.to_pairs()
-    ctx = Context(options, timings if timings is not None else Timings())
+    ctx = Context(options, timings if timings is not None else Timings(), builds)
     key = None
     if cache and _cacheable(module, options, dump, stop_after):
         with ctx.timings.measure("cache"), ctx.timings.measure("cache.lookup"):
@@ -178,6 +192,8 @@ def compile_module(
 
             # The entry was compiled from this module: its ops (a traced program may call any) are vouched for.
             return Compiled(hit[1], hit[0], rebuild, named_ops(module), ctx.timings)
+    if builds is not None:
+        builds.start(len(module.graph) + len(module.nodes))  # they start up while the stages run
     if dump is not None and capture_text is not None and dump.wants("capture"):
         with ctx.timings.measure("capture"), ctx.timings.measure("capture.dump"):
             dump.write(dump_name("capture"), capture_text, "capture", module)
@@ -206,7 +222,13 @@ def compile_module(
     if key is not None:
         with ctx.timings.measure("cache"), ctx.timings.measure("cache.store"):
             code_cache.store(key, code, print_ir(final))
-    return Compiled(final, code, timings=ctx.timings)
+    build = None
+    if builds is not None:
+
+        def build():
+            build_kernels(final, code, options.backend, options.device, builds)
+
+    return Compiled(final, code, timings=ctx.timings, build_kernels=build)
 
 
 def check_determinism(dump, writer, argv: list[str] | None, timings: Timings) -> None:

@@ -17,7 +17,7 @@ DEVICES = ("cpu", "cuda")
 FAULT_PASSES = ("lower", "schedule", "fusion", "memplan", "codegen")
 # Options for testing tirc itself: printed into a header only when set, so
 # ordinary dumps never show them.
-DEBUG_OPTIONS = ("check_determinism", "inject_fault")
+DEBUG_OPTIONS = ("check_determinism", "inject_fault", "verify_roundtrip")
 # Options printed only when they differ from their default: the debug ones,
 # the layout mode, whose default's decision the lower dump prints itself
 # (`layout channels_last {reason = ...}`), and the call's CUDA graphs.
@@ -39,6 +39,10 @@ class Options:
     # Compile twice, the second time in a child process under another hash
     # seed, and fail on any difference in the dumps or the generated code.
     check_determinism: bool = False
+    # Print and parse back the result of every stage, and verify it, as a
+    # re-fed dump would be read (tirc/pipeline.py); by default only the
+    # memplan stage's, which codegen reads.
+    verify_roundtrip: bool = False
     # A deliberate fault, for testing the repro tools (docs/debugging.md):
     # `PASS:crash` raises inside that pass; `codegen:miscompile[:OP[@LINE][:N]]`
     # corrupts one body op in the generated code: the first one that has a

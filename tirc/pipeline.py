@@ -5,11 +5,16 @@ of the stage's pass (steps.py: faults, crash reports, --stop-after and
 --dump-after may name it). The backend's own steps come from its record
 (codegen's backend table): a step it has no part in passes the module on.
 Dumping, stopping, re-parsing and timing (timings.py) hook around the
-steps, never inside them. After every stage the module is printed and
-parsed back, so the rest of the pipeline sees exactly what a dump of that
-stage holds: re-feeding a dump reproduces every later file byte for byte
-by construction. (It is read back without source positions, which only
-error messages use: see read_back.)
+steps, never inside them. After every stage the module is printed (the
+dump's text). The memplan stage's text is parsed back and verified, so
+that codegen sees exactly what a memplan dump holds; the other stages'
+results go on in memory, which the corpus tests show compiles to the same
+bytes as their parsed texts, so that re-feeding a dump reproduces every
+later file byte for byte. Parsing every stage back cost a quarter of a
+cold compile (docs/design-notes.md, "Compile time"); the verify_roundtrip
+option does it again, stage by stage, to find a pass whose result does
+not read back as it is. (Text is read back without source positions,
+which only error messages use: see read_back.)
 """
 
 from __future__ import annotations
@@ -47,11 +52,13 @@ class InternalError(RuntimeError):
 class Context:
     """What every pass may consult: the options, and the backend they name
     (its record: what it renders, what the scheduler may plan for it); and
-    the compile's timings, which the driver records around the passes. No
-    ambient state."""
+    the compile's timings, which the driver records around the passes; and
+    the compile's pool of kernel-build workers, if it has one
+    (codegen/build_pool.py). No ambient state."""
 
     options: Options
     timings: Timings = field(default_factory=Timings, compare=False, repr=False)
+    builds: object = field(default=None, compare=False, repr=False)
 
     @property
     def backend(self) -> Backend:
@@ -95,7 +102,7 @@ def _tune_launches(module: Module, ctx: Context) -> Module:
     """Each kernel's launch config pinned by timing, where the backend times
     them (Triton on a GPU: codegen/triton_tune.py), so the dump records it."""
     tune = ctx.backend.tune_launches
-    return tune(module, ctx.options.device) if tune is not None else module
+    return tune(module, ctx.options.device, builds=ctx.builds) if tune is not None else module
 
 
 def _check_plan(module: Module, ctx: Context) -> None:
@@ -240,6 +247,8 @@ def _run_stage(
         on_pass(stage.name, module)
     with ctx.timings.measure(f"{stage.name}.print"):
         text = print_ir(module)
+    if not reads_back(stage.name, ctx.options):
+        return module, text
     name = upto or stage.name
     try:
         # The pass's own output: its ops came from a checked module or a traced program.
@@ -248,6 +257,16 @@ def _run_stage(
         raise InternalError(
             f"the {name} pass produced IR that does not verify: {err.located(dump_name(name))}"
         ) from None
+
+
+def reads_back(stage: str, options: Options) -> bool:
+    """Whether the pipeline goes on with the stage's result parsed back from
+    its text and verified: the memplan stage's, which codegen reads, so that
+    the generated code is the code of the memplan dump; every stage's with
+    the verify_roundtrip option. The other stages' results go on as they
+    are: the corpus tests (tests/tirc/test_stage_readback.py) show that they
+    compile to the same bytes as their parsed texts."""
+    return options.verify_roundtrip or stage == STAGES[-1]
 
 
 def _run_step(step: Step, module: Module, ctx: Context) -> Module:

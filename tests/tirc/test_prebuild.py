@@ -1,7 +1,9 @@
 """The C++ kernels' build starts once the fusion pass has fixed them (before
-the last two read-backs and codegen), and codegen uses that build: g++ runs
-once per compile, also when the memory plan writes a buffer in place (which
-drops `__restrict__` from the kernel's pointers)."""
+the fusion stage is printed, and before codegen), and codegen uses that
+build: g++ runs once per compile, also when the memory plan writes a buffer
+in place (which drops `__restrict__` from the kernel's pointers). The
+order is observed through the read-backs, so these compiles read every
+stage back (verify_roundtrip); the default reads back the memplan stage's."""
 
 from __future__ import annotations
 
@@ -56,7 +58,9 @@ def test_the_build_starts_after_the_fusion_pass_and_is_used(tmp_path, monkeypatc
         (in_place, [torch.randn(37, 33), torch.randn(33, 33)]),
         (fused, [torch.randn(37, 129), torch.randn(129)]),
     ]:
-        compiled, events = _compile(program, inputs, tmp_path / program.__name__, monkeypatch)
+        compiled, events = _compile(
+            program, inputs, tmp_path / program.__name__, monkeypatch, options={"verify_roundtrip": True}
+        )
         # Started before the fusion stage's read-back, and not again at codegen.
         assert events == [
             "02-lower.tir",
@@ -86,6 +90,8 @@ def test_no_build_when_codegen_does_not_follow(tmp_path, monkeypatch):
                 "f",
                 "--stop-after",
                 "fusion",
+                "--option",
+                "verify_roundtrip=true",
                 "--dump-dir",
                 str(tmp_path / "d"),
             ]
