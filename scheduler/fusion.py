@@ -60,6 +60,7 @@ class _Merges:
         # group -> its nodes, flat: the cycle check asks for a node's kernel
         # at every node it walks (millions of times on a large graph).
         self._flat: dict[int, tuple[int, ...]] = {k: (k,) for k in range(count)}
+        self._spans: list[tuple[int, int]] | None = None  # (first, last) of kernels of several nodes
         self.options = options
         self.fusions = 0
 
@@ -67,17 +68,34 @@ class _Merges:
         limit = self.options.fusion_bisect_limit
         return limit >= 0 and self.fusions >= limit
 
-    def group(self, k: int) -> tuple[int, ...]:
+    def of(self, k: int) -> tuple[int, ...]:
         """The nodes of node `k`'s kernel so far."""
         return self._flat[self.owner[k]]
+
+    def reach_bound(self, last: int, members) -> int:
+        """For the cycle check (legality.cycle_reason): the index past which
+        no node has a path back to a node at most `last`. Edges run forward,
+        so such a path must jump back inside a kernel, and every kernel that
+        has nodes on both sides of the bound extends it to its last node
+        (the kernels of `members` excepted: all theirs are at most `last`)."""
+        if self._spans is None:  # kept until the next merge: checks outnumber merges
+            self._spans = sorted((n[0], n[-1]) for n in self._flat.values() if len(n) > 1)
+        bound = last
+        for first, end in self._spans:
+            if first > bound:
+                break
+            if end > bound and first not in members:
+                bound = end
+        return bound
 
     def merge(self, a: int, b: int, nests: list[list[int]]) -> None:
         for nest in nests:
             for k in nest:
                 self.owner[k] = a
         self.members[a] = nests
-        self._flat[a] = tuple(m for nest in nests for m in nest)
+        self._flat[a] = tuple(sorted(m for nest in nests for m in nest))
         del self.members[b], self._flat[b]
+        self._spans = None
         self.fusions += 1
 
 
@@ -107,7 +125,7 @@ def plan_groups(
                 refused[(p, c)] = limit
                 continue
             reason = refusal_reason(
-                graph, merges.members[a][0], merges.members[b][0], options, names, merges.group, split
+                graph, merges.members[a][0], merges.members[b][0], options, names, merges, split
             )
             if reason is not None:
                 refused[(p, c)] = reason
@@ -126,7 +144,7 @@ def plan_groups(
             size = sum(len(nest) for nest in nests or ())
             if nests is None or size > options.max_fusion_size:
                 continue
-            if nests_reason(graph, nests, target, names, merges.group) is None:
+            if nests_reason(graph, nests, target, names, merges) is None:
                 merges.merge(a, b, nests)
                 changed = True
         if not changed:

@@ -16,7 +16,9 @@ from .split import SplitRule, split_reason
 
 
 class Graph:
-    """Node-level dependency graph of a scheduled module."""
+    """Node-level dependency graph of a scheduled module. Nodes are in
+    program order, so every edge runs from a lower index to a higher one
+    (`forward`; the cycle check bounds its search by it)."""
 
     def __init__(self, module):
         self.nodes = list(module.nodes)
@@ -30,11 +32,14 @@ class Graph:
         for k, preds in enumerate(self.preds):
             for p in preds:
                 self.succs[p].add(k)
+        self.forward = all(p < k for k, preds in enumerate(self.preds) for p in preds)
 
-    def reachable_from(self, starts, group=None, edges=None) -> set[int]:
+    def reachable_from(self, starts, groups=None, edges=None, bound=None, within=None) -> set[int]:
         """The nodes after `starts` (before them, with `edges=self.preds`);
-        with `group` (node -> the nodes of its kernel so far), a kernel
-        reached is reached whole, as it runs as one."""
+        with `groups` (groups.of(node) -> the nodes of its kernel so far), a
+        kernel reached is reached whole, as it runs as one. Nodes past
+        index `bound`, or outside the set `within`, are neither reached nor
+        walked from."""
         edges = self.succs if edges is None else edges
         seen, stack = set(), list(starts)
         while stack:
@@ -42,10 +47,15 @@ class Graph:
             for s in edges[k]:
                 if s in seen:
                     continue
-                for t in group(s) if group else (s,):
-                    if t not in seen:
-                        seen.add(t)
-                        stack.append(t)
+                for t in groups.of(s) if groups else (s,):
+                    if (
+                        t in seen
+                        or (bound is not None and t > bound)
+                        or (within is not None and t not in within)
+                    ):
+                        continue
+                    seen.add(t)
+                    stack.append(t)
         return seen
 
 
@@ -55,11 +65,11 @@ def refusal_reason(
     group_b: list[int],
     options,
     names,
-    group=None,
+    groups=None,
     split: SplitRule | None = None,
 ) -> str | None:
-    """Why the groups may not be fused (None when they may); `group` maps a
-    node to the nodes of its kernel so far (for the cycle rule); `split`, the
+    """Why the groups may not be fused (None when they may); `groups`, the
+    kernels so far (for the cycle rule: fusion._Merges); `split`, the
     backend's rule for reductions over few long rows (`split.py`): a choice
     of the fusion pass, not a rule of legal plans, so a plan edited by hand
     may still fuse a second pass into such a kernel (it is then not split)."""
@@ -69,12 +79,12 @@ def refusal_reason(
     if size > options.max_fusion_size:
         return f"[max-fusion-size] the kernel would hold {size} nodes, more than max_fusion_size={options.max_fusion_size}"
     members = sorted(group_a + group_b)
-    return kernel_reason(graph, members, names, group) or split_reason(
+    return kernel_reason(graph, members, names, groups) or split_reason(
         [graph.nodes[k] for k in members], names, split
     )
 
 
-def kernel_reason(graph: Graph, members: list[int], names, group=None) -> str | None:
+def kernel_reason(graph: Graph, members: list[int], names, groups=None) -> str | None:
     """Why the nodes `members` (program order) may not share one kernel: the
     same rules for the fusion pass and for a plan edited in a dump."""
     if len(members) < 2:
@@ -86,10 +96,10 @@ def kernel_reason(graph: Graph, members: list[int], names, group=None) -> str | 
         kernel_space([graph.nodes[k] for k in members], names)
     except Refused as refusal:
         return str(refusal)
-    return cycle_reason(graph, members, names, group)
+    return cycle_reason(graph, members, names, groups)
 
 
-def nests_reason(graph: Graph, nests: list[list[int]], target, names, group=None) -> str | None:
+def nests_reason(graph: Graph, nests: list[list[int]], target, names, groups=None) -> str | None:
     """Why loop nests (each a list of members that shares one iteration
     space) may not run one after the other in one kernel. As Inductor's C++
     backend, which puts loop nests of compatible sizes in one function (one
@@ -117,7 +127,7 @@ def nests_reason(graph: Graph, nests: list[list[int]], target, names, group=None
                 if nest_of.get(p, -1) > j:
                     who, whom = names[id(graph.nodes[k].result)], names[id(graph.nodes[p].result)]
                     return f"[nest-order] {who} reads {whom}, which a later nest of the kernel computes"
-    return cycle_reason(graph, members, names, group)
+    return cycle_reason(graph, members, names, groups)
 
 
 def _loops(nodes) -> tuple[tuple[int, int], int]:
@@ -152,14 +162,28 @@ def kind_reason(graph: Graph, members, names, scans_alone: bool = True) -> str |
     return None
 
 
-def cycle_reason(graph: Graph, members, names, group=None) -> str | None:
+def cycle_reason(graph: Graph, members, names, groups=None) -> str | None:
     """Fusing creates a cycle when a node outside the kernel lies on a path
     that leaves it and comes back (Inductor's will_fusion_create_cycle). With
-    `group`, paths run through the other kernels formed so far as wholes: a
-    path into one of them continues from any of its nodes."""
+    `groups`, paths run through the other kernels formed so far as wholes: a
+    path into one of them continues from any of its nodes.
+
+    The nodes on such paths are those both after and before the kernel. The
+    walk forward stops past `groups.reach_bound`: edges run forward, so from
+    a node past the members' last index a path comes back only by jumping
+    back inside a kernel, and the bound is past every kernel that could
+    carry it back. The walk back only goes through nodes found after the
+    kernel: every node on a path from one of them back to a member is
+    itself after the kernel.
+    """
     members = set(members)
-    after = graph.reachable_from(members, group) - members
-    before = graph.reachable_from(members, group, graph.preds) - members
+    bound = None
+    if graph.forward:
+        bound = groups.reach_bound(max(members), members) if groups else max(members)
+    after = graph.reachable_from(members, groups, bound=bound) - members
+    if not after:
+        return None
+    before = graph.reachable_from(members, groups, graph.preds, within=after | members) - members
     through = sorted(after & before)
     if through:
         return f"[cycle] fusing would create a cycle through {names[id(graph.nodes[through[0]].result)]}"
