@@ -115,6 +115,11 @@ def plan_groups(
     refused: dict[tuple[int, int], str] = {}
     candidates = _candidates(graph)
     limit = f"[bisect-limit] fusion_bisect_limit={options.fusion_bisect_limit} fusions applied"
+    # Refusals that depend on the two kernels alone (sizes, kinds, iteration
+    # spaces, splits), by the kernels' nodes: each round checks every pair
+    # again, and a pair whose kernels did not change is refused again. A
+    # cycle depends on the other kernels as well, and is checked again.
+    settled: dict[tuple, str] = {}
     for _ in range(MAX_ROUNDS):
         changed = False
         for _, p, c in candidates:
@@ -124,10 +129,13 @@ def plan_groups(
             if merges.spent():
                 refused[(p, c)] = limit
                 continue
-            reason = refusal_reason(
+            key = (merges.of(p), merges.of(c))
+            reason = settled.get(key) or refusal_reason(
                 graph, merges.members[a][0], merges.members[b][0], options, names, merges, split
             )
             if reason is not None:
+                if not reason.startswith("[cycle]"):
+                    settled[key] = reason
                 refused[(p, c)] = reason
                 continue
             merges.merge(a, b, [sorted(merges.members[a][0] + merges.members[b][0])])
