@@ -109,6 +109,7 @@ class BuildPool:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._live = 0
+        self._closed = False
         self._modules: dict[str, object] = {}  # the modules of jobs built in this process
 
     def start(self, ops: int) -> None:
@@ -140,7 +141,7 @@ class BuildPool:
                 if job in self._jobs:
                     continue
                 self._jobs[job] = Future()
-                if self._threads and self._live == 0:  # every worker lost
+                if self._closed or (self._threads and self._live == 0):  # no worker will take it
                     self._jobs[job].set_result(False)
                 else:
                     self._queue.put(job)
@@ -181,8 +182,10 @@ class BuildPool:
         return True
 
     def close(self) -> None:
-        """Stop the workers once the queued jobs are done; returns at once."""
+        """Stop the workers once the queued jobs are done; returns at once.
+        A job submitted later is not built (its launch compiles it)."""
         with self._lock:
+            self._closed = True
             for _ in self._threads:
                 self._queue.put(None)
             self._threads = []

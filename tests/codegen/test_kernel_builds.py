@@ -141,6 +141,9 @@ def test_a_pool_builds_each_job_once_in_its_workers(fresh_cache):
         pool.close()
     assert built == {jobs[0]: True, jobs[1]: True, broken: False, missing: False}
     assert pool.wait([BuildJob("", "never", (), (1,), ())]) == {BuildJob("", "never", (), (1,), ()): False}
+    late = BuildJob(program.code, "k0", jobs[0].args, (12345,), jobs[0].meta)
+    pool.submit([late])  # after close: left to the launch, never waited on
+    assert pool.wait([late]) == {late: False}
 
 
 def test_workers_that_die_fail_their_jobs_without_hanging():
