@@ -71,6 +71,10 @@ class BuildJob:
     meta: tuple[tuple[str, object], ...]
 
     def request(self, with_source: bool) -> str:
+        """The job as a worker reads it: one JSON line."""
+        return json.dumps(self.message(with_source)) + "\n"
+
+    def message(self, with_source: bool) -> dict:
         message = {
             "key": source_key(self.source),
             "kernel": self.kernel,
@@ -80,7 +84,14 @@ class BuildJob:
         }
         if with_source:
             message["source"] = self.source
-        return json.dumps(message) + "\n"
+        return message
+
+
+def tensor_arg(dtype: str) -> str:
+    """A job's argument for a tensor of IR dtype `dtype`: torch's name for it."""
+    from ir_text import to_torch
+
+    return str(to_torch(dtype)).removeprefix("torch.")
 
 
 def source_key(source: str) -> str:
@@ -176,7 +187,7 @@ class BuildPool:
         from .build_worker import build
 
         try:
-            build(json.loads(job.request(True)), self._modules)
+            build(job.message(True), self._modules)
         except Exception:  # noqa: BLE001 - as in a worker: the launch compiles it again
             return False
         return True

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
-from ir_text import Module, to_torch
+from ir_text import Module
 
-from .build_pool import BuildJob
+from .build_pool import BuildJob, tensor_arg
 from .kernel_plan import module_plans
 from .triton import launch_spec
 from .triton_body import assert_options, checks_indices
@@ -36,7 +36,7 @@ def launch_jobs(module: Module, code: str, device: str) -> list[BuildJob]:
         if spec is None:
             continue
         config, extents, grid = spec
-        dtypes = [str(to_torch(v.type.dtype)).removeprefix("torch.") for v in line.operands + line.results]
+        dtypes = [tensor_arg(v.type.dtype) for v in line.operands + line.results]
         args = tuple(dtypes + [None] * checks_indices(plan) + extents)
         meta = tuple(sorted({**config.kwargs(), **assert_options(plan)}.items()))
         job = BuildJob(code, runs.get(plan.name, plan.name), args, grid, meta)

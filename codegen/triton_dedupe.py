@@ -57,14 +57,3 @@ def shared(plans: list[KernelPlan], sources: list[str]) -> tuple[list[str], list
             first[key] = plan.name
         defs.append(source)
     return defs, aliases
-
-
-def aliases_of(plans: list[KernelPlan], sources: list[str]) -> dict[str, str]:
-    """Each kernel's name -> the name of the function that runs it (itself,
-    or the first kernel with its code)."""
-    first: dict[str, str] = {}
-    names = {}
-    for plan, source in zip(plans, sources):
-        key = code_key(plan, source)
-        names[plan.name] = first.setdefault(key, plan.name) if key is not None else plan.name
-    return names

@@ -39,7 +39,7 @@ import torch
 from ir_text import Module, to_torch
 from scheduler import kernel_io, users
 
-from .build_pool import BuildJob
+from .build_pool import BuildJob, tensor_arg
 from .timed_records import recorded_choice, timed_record
 from .kernel_plan import module_plans
 from .loader import load_output_code
@@ -146,7 +146,7 @@ class _Timing:
 
     def jobs(self) -> list[BuildJob]:
         """A build of the kernel with each config, on the launch's argument types."""
-        dtypes = [str(to_torch(v.type.dtype)).removeprefix("torch.") for v in self.values]
+        dtypes = [tensor_arg(v.type.dtype) for v in self.values]
         args = tuple(dtypes + [None] * len(_error_slot(self.plan, "cuda")) + self.extents())
         options = assert_options(self.plan)
         return [

@@ -124,10 +124,7 @@ def _compile(args) -> int:
             timings=timings,
             builds=builds,
         )
-        check_determinism(dump, writer, compile_args(args), timings)
-        _finish(args, compiled, writer)
-        _summary(compiled, options, writer)
-        _print_timings(args, compiled)
+        _after_compile(args, compiled, options, dump, writer, timings)
         if not args.check:
             return EXIT_OK
         return _check_program(module, compiled.load().call, program, state)
@@ -189,10 +186,7 @@ def _compile_dump(args, stages: set[str], dump_dir: str | None, timings: Timings
         compiled = compile_module(
             module, options, dump, args.stop_after, repro=repro, timings=timings, builds=builds
         )
-        check_determinism(dump, writer, compile_args(args), timings)
-        _finish(args, compiled, writer)
-        _summary(compiled, options, writer)
-        _print_timings(args, compiled)
+        _after_compile(args, compiled, options, dump, writer, timings)
         if not args.check:
             return EXIT_OK
         return _check_dump(module, compiled.load().call, inputs)
@@ -208,6 +202,17 @@ def _build_workers(options: Options):
     finally:
         if builds is not None:
             builds.close()
+
+
+def _after_compile(
+    args, compiled, options: Options, dump, writer: DumpWriter | None, timings: Timings
+) -> None:
+    """After a compile: the determinism check's second compile, the dumps'
+    manifest and `-o` output, the summary line, and the timings table."""
+    check_determinism(dump, writer, compile_args(args), timings)
+    _finish(args, compiled, writer)
+    _summary(compiled, options, writer)
+    _print_timings(args, compiled)
 
 
 def _finish(args, compiled, writer: DumpWriter | None) -> None:
