@@ -49,6 +49,7 @@ from gpu import REL_TOL, _flat, _rel_error  # noqa: E402
 import heldout2_zoo  # noqa: E402
 import heldout3_zoo  # noqa: E402
 import heldout4_zoo  # noqa: E402
+import heldout5_zoo  # noqa: E402
 import heldout_zoo  # noqa: E402  (bench/ is on sys.path, as for common and gpu)
 import model_zoo  # noqa: E402
 from model_zoo import GROUPS, ModelSpec  # noqa: E402
@@ -69,6 +70,7 @@ ZOOS = {
     "heldout2": heldout2_zoo.suite,
     "heldout3": heldout3_zoo.suite,
     "heldout4": heldout4_zoo.suite,
+    "heldout5": heldout5_zoo.suite,
 }
 
 

@@ -21,6 +21,7 @@ import tirc  # noqa: E402
 import heldout2_zoo  # noqa: E402
 import heldout3_zoo  # noqa: E402
 import heldout4_zoo  # noqa: E402
+import heldout5_zoo  # noqa: E402
 import heldout_zoo  # noqa: E402
 import model_zoo  # noqa: E402
 
@@ -35,6 +36,7 @@ def _specs():
         + heldout2_zoo.suite()
         + heldout3_zoo.suite()
         + heldout4_zoo.suite()
+        + heldout5_zoo.suite()
     }
 
 
@@ -74,11 +76,22 @@ def _dumps(root: Path | None, name: str) -> dict:
     return {"dump_after": "fusion,memplan", "dump_dir": str(root / name)} if root else {}
 
 
+def _options(assignments: list[str]) -> dict:
+    """`KEY=VALUE` pairs as tirc's options, with booleans and integers read as such."""
+    words = {"true": True, "false": False}
+    out = {}
+    for text in assignments:
+        key, _, raw = text.partition("=")
+        out[key] = words.get(raw, int(raw) if raw.lstrip("-").isdigit() else raw)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("models")
     parser.add_argument("--dtype", default="f32")
     parser.add_argument("--layout", default="auto")
+    parser.add_argument("--option", action="append", default=[], help="KEY=VALUE for tirc (repeatable)")
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--ops", action="store_true", help="host ops by the GPU time they launch")
     parser.add_argument(
@@ -99,7 +112,7 @@ def main() -> None:
                     inputs,
                     backend="triton",
                     device="cuda",
-                    options={"layout": args.layout},
+                    options={"layout": args.layout, **_options(args.option)},
                     **_dumps(args.dump_dir, name),
                 ),
             }

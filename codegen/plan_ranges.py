@@ -23,7 +23,7 @@ from dataclasses import replace
 
 import sympy
 
-from ir_text import FloorDiv, Mod, index_var
+from ir_text import FloorDiv, Mod, index_var, simplify_index
 
 from .kernel_plan import Compute, KernelPlan, Load, Loop, Scan, Store
 
@@ -35,11 +35,39 @@ def split_ranges(plan: KernelPlan) -> KernelPlan:
         return replace(plan, nests=tuple(split_ranges(nest) for nest in plan.nests))
     if any(isinstance(s, Scan) for s in plan.statements):
         return plan
+    plan = _simplified(plan)
     while True:
         found = _divided(plan)
         if found is None:
             return plan
         plan = _split(plan, *found)
+
+
+def _simplified(plan: KernelPlan) -> KernelPlan:
+    """The plan with its indices simplified over its own ranges: a view
+    composed over a flattened variable can keep a multiple of the divisor
+    inside the division (`floordiv(12544*i1 + i2, 3136)` for a group norm's
+    reshape of a channels-last map), which hides the division of `i2` alone
+    (`4*i1 + floordiv(i2, 3136)`) from the split."""
+    ranges = {f"i{k}": s for k, s in enumerate(plan.ranges)}
+    ranges.update({f"r{k}": s for k, s in enumerate(plan.reduction)})
+    return _rewritten(plan, lambda index: simplify_index(sympy.sympify(index), ranges))
+
+
+def _rewritten(plan: KernelPlan, rewrite) -> KernelPlan:
+    """The plan with `rewrite` applied to every load's, store's and index op's index."""
+
+    def statement(stmt):
+        if isinstance(stmt, Loop):
+            return Loop(tuple(statement(s) for s in stmt.statements))
+        if isinstance(stmt, (Load, Store)):
+            return replace(stmt, index=rewrite(stmt.index))
+        if isinstance(stmt, Compute) and stmt.op == "index":
+            attrs = tuple((key, rewrite(value) if key == "index" else value) for key, value in stmt.attrs)
+            return replace(stmt, attrs=attrs)
+        return stmt
+
+    return replace(plan, steps=tuple(statement(s) for s in plan.steps))
 
 
 def _indices(plan: KernelPlan) -> list:
@@ -78,9 +106,16 @@ def _divisors(indices: list, var) -> set[int] | None:
             base, d = atom.args
             if var not in base.free_symbols:
                 continue
-            if base != var or not d.is_Integer or int(d) <= 1:
+            if not d.is_Integer or int(d) <= 1:
                 return None
-            divisors.add(int(d))
+            if base == var:
+                divisors.add(int(d))
+            elif isinstance(base, FloorDiv) and base.args[0] == var and base.args[1].is_Integer:
+                # mod(floordiv(i, a), b) (a reshape's middle dimension): the
+                # inner division is an atom of its own; this one cuts at a*b.
+                divisors.add(int(base.args[1]) * int(d))
+            else:
+                return None
     return divisors or None
 
 
@@ -111,15 +146,5 @@ def _split(plan: KernelPlan, k: int, d: int) -> KernelPlan:
         index = index.replace(divided, whole)
         return index.xreplace({old: d * hi + lo}).xreplace(final)
 
-    def statement(stmt):
-        if isinstance(stmt, Loop):
-            return Loop(tuple(statement(s) for s in stmt.statements))
-        if isinstance(stmt, (Load, Store)):
-            return replace(stmt, index=rewrite(stmt.index))
-        if isinstance(stmt, Compute) and stmt.op == "index":
-            attrs = tuple((key, rewrite(value) if key == "index" else value) for key, value in stmt.attrs)
-            return replace(stmt, attrs=attrs)
-        return stmt
-
     ranges = plan.ranges[:k] + (plan.ranges[k] // d, d) + plan.ranges[k + 1 :]
-    return replace(plan, ranges=ranges, steps=tuple(statement(s) for s in plan.steps))
+    return _rewritten(replace(plan, ranges=ranges), rewrite)

@@ -57,7 +57,9 @@ def _launch(plan: KernelPlan, args: list[str], device: str) -> list[str]:
 TRITON = Backend(
     name="triton",
     devices=("cuda", "cpu"),
-    target=Target("triton", launch_configs=True, channels_last=True, split=triton_split.rule),
+    target=Target(
+        "triton", launch_configs=True, channels_last=True, split=triton_split.rule, sector_bytes=32
+    ),
     ops=triton.SUPPORTED_OPS,
     header=_header,
     kernels=_kernels,

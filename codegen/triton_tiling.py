@@ -121,7 +121,8 @@ def _transpose(plan: KernelPlan, accesses: list[Access]) -> Tiling | None:
     if len(weights) < 2:
         return None
     x = _heaviest(weights)
-    across = [a for a in accesses if not a.broadcast and x in a.variables and a.unit != x]
+    # An access contiguous along no variable (a gather, a strided read) cannot name y.
+    across = [a for a in accesses if not a.broadcast and x in a.variables and a.unit not in (x, None)]
     if not across:
         return None
     y = _heaviest(_contiguous_bytes(across))

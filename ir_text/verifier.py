@@ -48,6 +48,16 @@ _SECTIONS = {
 _ALL_SECTIONS = ("facts", "kernels", "wrapper")
 
 
+# The attributes a loop node may carry, each a string, with what it says.
+# `factored` labels the partials of a reduction the schedule stage factored
+# in two (scheduler/factor.py), with the rule that did it; the node itself
+# is checked as any other.
+LOOP_ATTRS = {
+    "factored": "the rule that factored the reduction, e.g. [row-aligned]",
+    "origin": "the ATen op the node came from",
+}
+
+
 def verify(module: Module) -> Module:
     """Check `module` against the rules of its stage; raise TircError on the first problem."""
     if module.version != VERSION:
@@ -167,11 +177,12 @@ def _check_loop_node(node, m: Module) -> None:
     if iterations >= 2**63:
         raise _fail(node, f"the loop ranges multiply to {iterations} iterations, more than int64 holds")
     _check_layout(node, t)
+    known = LOOP_ATTRS if node.kind == "reduction" else {"origin": LOOP_ATTRS["origin"]}
     for key, value in node.attrs:
-        if key != "origin":
-            raise _fail(node, f"unknown attribute '{key}' on loop.{node.kind} (known: origin)")
+        if key not in known:
+            raise _fail(node, f"unknown attribute '{key}' on loop.{node.kind} (known: {', '.join(known)})")
         if not isinstance(value, str):
-            raise _fail(node, "origin must be a string (the ATen op the node came from)")
+            raise _fail(node, f"{key} must be a string ({known[key]})")
     outer = {f"i{k}": s for k, s in enumerate(node.ranges)}
     scope = dict(outer)
     scope.update({f"r{k}": s for k, s in enumerate(node.reduction_ranges)})

@@ -1,6 +1,7 @@
 """Dependencies, ordering, fusion and memory planning, with the checks of re-fed dumps."""
 
 from .deps import compute_facts, node_group, node_reads, users, write_index
+from .factor import factor_reductions
 from .fusion import fuse, kernel_attrs
 from .iteration import KernelSpace, Refused, kernel_space
 from .memplan import KernelIO, extern_kernels, kernel_io, plan_memory
@@ -16,6 +17,7 @@ __all__ = [
     "node_reads",
     "users",
     "write_index",
+    "factor_reductions",
     "fuse",
     "kernel_attrs",
     "KernelSpace",

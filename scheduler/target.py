@@ -22,13 +22,17 @@ class Target:
     lowering/layout.py). `split`: the rule of the
     reductions over few long rows that the backend splits into two kernels,
     built when asked (its thresholds are read then, so tests may shrink
-    them); None when it splits none."""
+    them); None when it splits none. `sector_bytes`: the kernels' lanes
+    read memory in sectors of this many bytes, so a reduction whose input is
+    contiguous only in shorter runs is factored (scheduler/factor.py,
+    `[short-run]`); None where runs of any length read well enough."""
 
     name: str
     loop_nests: bool = False
     launch_configs: bool = False
     channels_last: bool = False
     split: Callable[[], SplitRule] | None = None
+    sector_bytes: int | None = None
 
     def split_rule(self) -> SplitRule | None:
         return self.split() if self.split is not None else None

@@ -20,8 +20,10 @@ FAULT_PASSES = ("lower", "schedule", "fusion", "memplan", "codegen")
 DEBUG_OPTIONS = ("check_determinism", "inject_fault", "verify_roundtrip")
 # Options printed only when they differ from their default: the debug ones,
 # the layout mode, whose default's decision the lower dump prints itself
-# (`layout channels_last {reason = ...}`), and the call's CUDA graphs.
-QUIET_OPTIONS = DEBUG_OPTIONS + ("layout", "cuda_graphs")
+# (`layout channels_last {reason = ...}`), the factoring of reductions, whose
+# decisions the schedule dump shows (`factored = "[rule]"`), and the call's
+# CUDA graphs.
+QUIET_OPTIONS = DEBUG_OPTIONS + ("layout", "factor_reductions", "cuda_graphs")
 LAYOUTS = ("auto", "keep", "channels-last")
 
 
@@ -51,6 +53,9 @@ class Options:
     # Whether convolution graphs run channels-last (lowering/layout.py):
     # auto decides by the convolutions' kinds, keep never, channels-last always.
     layout: str = "auto"
+    # Whether the schedule stage factors a reduction into partials and their
+    # combine where a rule finds it pays (scheduler/factor.py).
+    factor_reductions: bool = True
     # Whether a CUDA program's calls replay one CUDA graph after the first
     # two (tirc/cuda_graphs.py): no effect on the IR or the generated code.
     cuda_graphs: bool = True

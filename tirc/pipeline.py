@@ -32,6 +32,7 @@ from scheduler import (
     check_memplan,
     check_plan,
     derive_facts,
+    factor_reductions,
     drop_dead,
     fuse,
     inline,
@@ -115,6 +116,7 @@ STAGE_TABLE = (
     Stage(
         "schedule",
         (
+            Step("schedule.factor-reductions", factor_reductions),
             Step("schedule.inline", inline),
             Step("schedule.dead-nodes", drop_dead),
             Step("schedule.facts", derive_facts),

@@ -15,7 +15,12 @@ from __future__ import annotations
 STEPS = {
     "capture": (),
     "lower": (("lower.ops", True), ("lower.select-externs", True)),
-    "schedule": (("schedule.inline", False), ("schedule.dead-nodes", False), ("schedule.facts", True)),
+    "schedule": (
+        ("schedule.factor-reductions", False),
+        ("schedule.inline", False),
+        ("schedule.dead-nodes", False),
+        ("schedule.facts", True),
+    ),
     "fusion": (("fusion.fuse", True), ("fusion.split-reductions", True)),
     "memplan": (("memplan.plan-memory", True), ("memplan.tune-launches", True)),
 }

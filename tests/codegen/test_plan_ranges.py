@@ -12,6 +12,7 @@ import sympy
 import torch
 import torch.nn.functional as F
 
+import codegen.triton_tiling
 import tirc
 from codegen.kernel_plan import KernelPlan, Load, Store
 from codegen.plan_ranges import split_ranges
@@ -41,6 +42,31 @@ def flat_point(ranges, flat):
         out.append(flat % n)
         flat //= n
     return tuple(reversed(out))
+
+
+def test_a_reshaped_channels_last_read_splits_into_its_dimensions():
+    # A group norm's (n, g, c'*h*w) reshape of a channels-last map (4 channels
+    # a group, 6 x 5 pixels, 12 channels): c' = i1 // 30, h = i1 // 5 % 6, w =
+    # i1 % 5, with the group's multiple left inside the divisions, as views
+    # compose them. Every part becomes a variable of its own.
+    loads = [
+        FloorDiv(120 * i0 + i1, 30) + 12 * Mod(120 * i0 + i1, 5) + 60 * Mod(FloorDiv(120 * i0 + i1, 5), 6)
+    ]
+    plan = plan_of((3, 120), loads, 120 * i0 + i1)
+    split = split_ranges(plan)
+    assert split.ranges == (3, 4, 6, 5)
+    assert not any(sympy.sympify(s.index).atoms(FloorDiv, Mod) for s in split.statements)
+    for flat in range(3 * 120):
+        assert values(plan, flat_point(plan.ranges, flat)) == values(split, flat_point(split.ranges, flat))
+
+
+def test_tiling_ignores_a_strided_read_that_is_contiguous_along_nothing():
+    # x is i1 (the big contiguous load and the store); the only other read
+    # that moves along i1 is strided along both variables, so no y follows
+    # from it: a 1-D or rows kernel, not a crash looking for y.
+    loads = [64 * i0 + i1, i0, 2 * i1 + 128 * i0]
+    choice = codegen.triton_tiling.choose(plan_of((64, 64), loads, 64 * i0 + i1))
+    assert choice is None or choice.kind != "transpose"
 
 
 def test_split_indices_equal_the_originals_everywhere():
