@@ -53,7 +53,6 @@ from ir_text import (
 
 from .deps import node_group
 
-COMBINED_BY_ITSELF = frozenset({"sum", "prod", "max", "min", "any", "all"})
 # A short-run factoring leaves at least this many elements to each partial,
 # so the partials are a real reduction, not a copy of their input.
 MIN_PARTIAL_RNUMEL = 256
@@ -61,7 +60,8 @@ MIN_PARTIAL_RNUMEL = 256
 # of unrolled loads (which the inliner may recompute in its readers), not a
 # reduction kernel of its own.
 MAX_UNROLLED = 8
-# The binary op that combines two partials of each reduction kind.
+# The reductions whose partials the reduction itself combines, each with the
+# binary op that combines two partials (argmax's would be (value, index) pairs).
 COMBINE_OPS = {
     "sum": "add",
     "prod": "mul",
@@ -106,7 +106,7 @@ def factor_reductions(module: Module, ctx=None) -> Module:
 def _factoring(node, by_id, sector: int | None) -> Factoring | None:
     if node.kind != "reduction" or _parts(node) is None:
         return None
-    return _row_aligned(node, by_id) or (_short_run(node, by_id, sector) if sector else None)
+    return _row_aligned(node, by_id) or (_short_run(node, sector) if sector else None)
 
 
 def _parts(node):
@@ -116,7 +116,7 @@ def _parts(node):
         return None
     k = reduces[0]
     reduce_op = node.body[k]
-    if reduce_op.attr("reduction").name not in COMBINED_BY_ITSELF:
+    if reduce_op.attr("reduction").name not in COMBINE_OPS:
         return None
     prologue, epilogue = node.body[:k], node.body[k + 1 : -1]
     before = {id(op.result) for op in prologue}
@@ -166,7 +166,7 @@ def _row_reduction_behind(node, by_id, boundaries: dict, elements: int) -> int |
     return None
 
 
-def _short_run(node, by_id, sector: int) -> Factoring | None:
+def _short_run(node, sector: int) -> Factoring | None:
     """The factoring that makes the heaviest load's contiguous run of
     reduced elements, when shorter than a sector, outputs of the partials."""
     prologue = _parts(node)[0]
@@ -233,12 +233,18 @@ def _atoms(node, prologue) -> tuple[dict, dict] | None:
 
 
 def _divisors(indices, var, size: int) -> set[int]:
+    """The divisors of `size` that `var` is divided by, or reduced modulo,
+    in the indices; `mod(floordiv(r, a), b)` also cuts at a*b."""
     found = set()
     for index in indices:
         for term in index.atoms(FloorDiv, Mod):
-            d = term.args[1]
-            if var in term.args[0].free_symbols and d.is_Integer and 1 < int(d) < size and size % int(d) == 0:
-                found.add(int(d))
+            base, d = term.args
+            if var not in base.free_symbols or not d.is_Integer:
+                continue
+            cuts = [int(d)]
+            if isinstance(term, Mod) and isinstance(base, FloorDiv) and base.args[1].is_Integer:
+                cuts.append(int(base.args[1]) * int(d))
+            found.update(c for c in cuts if 1 < c < size and size % c == 0)
     return found
 
 

@@ -2,7 +2,8 @@
 layer norm's result, as in a Conformer's convolution module) reads a
 contiguous buffer of tirc's, which the producer's kernel writes directly,
 rather than a strided view that ATen would copy inside the call; a view
-that is contiguous already is passed as it is. Fresh random inputs at odd
+that is contiguous already, or channels-last (as a linear layer's tokens
+seen as a map), is passed as it is. Fresh random inputs at odd
 sizes against eager PyTorch, on both backends (Triton interpreted)."""
 
 from __future__ import annotations
@@ -62,3 +63,34 @@ def test_a_contiguous_view_is_passed_without_a_copy(tmp_path):
     fresh = torch.randn(4, 8, 29)
     with torch.no_grad():
         torch.testing.assert_close(program(fresh), fn(fresh), rtol=1e-5, atol=1e-5)
+
+
+class _TokensToMap(nn.Module):
+    """SegFormer's Mix-FFN: a linear layer over tokens, its result seen as a
+    map by transpose and reshape (channels-last strides), a depthwise 3x3."""
+
+    def __init__(self, d=12, hidden=20):
+        super().__init__()
+        self.fc = nn.Linear(d, hidden)
+        self.dw = nn.Conv2d(hidden, hidden, 3, padding=1, groups=hidden)
+
+    def forward(self, x, h=5, w=7):
+        b, n, _ = x.shape
+        y = self.fc(x).transpose(1, 2).reshape(b, -1, h, w)
+        return F.gelu(self.dw(y).flatten(2).transpose(1, 2))
+
+
+@pytest.mark.parametrize("backend", ["cpp", "triton"])
+def test_a_channels_last_view_is_passed_without_a_copy(backend, tmp_path):
+    """As eager does, the convolution reads the linear layer's result in its
+    channels-last arrangement: no loop node copies it to NCHW first."""
+    torch.manual_seed(0)
+    model = _TokensToMap().eval()
+    lower, program = _lower(model, torch.randn(3, 35, 12), backend, tmp_path)
+    (read,) = re.findall(r"extern aten\.convolution\.default\((%\w+)", lower)
+    assert re.search(
+        rf"{read} = extern aten\.as_strided\.default\(%\w+, \[3, 20, 5, 7\], \[700, 1, 140, 20\]\)", lower
+    )
+    fresh = torch.randn(3, 35, 12)
+    with torch.no_grad():
+        torch.testing.assert_close(program(fresh), model(fresh), rtol=1e-5, atol=1e-5)
