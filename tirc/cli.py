@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.metadata
 import os
 import sys
 import warnings
 from pathlib import Path
 
 from codegen import BACKENDS, remote_cache
-from ir_text import STAGES, TircError, parse, print_ir, printable
+from ir_text import STAGES, VERSION, TircError, parse, print_ir, printable
 from repro import diff_modules
 
 from . import commands
@@ -39,6 +40,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tirc", description="A debuggable compiler for PyTorch programs.")
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     c = sub.add_parser("compile", help="compile a .py program, a .pt2 file or a .tir dump")
@@ -183,6 +185,16 @@ def _diff(args) -> int:
         return EXIT_OK
     sys.stdout.write(patch)
     return EXIT_MISMATCH
+
+
+def _version() -> str:
+    """`tirc X.Y.Z (IR text V)`: the package's version, and the text format's
+    version that dump headers carry and the parser checks."""
+    try:
+        package = importlib.metadata.version("tirc")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout, not installed
+        package = "(not installed)"
+    return f"tirc {package} (IR text {VERSION})"
 
 
 def main(argv: list[str] | None = None) -> int:

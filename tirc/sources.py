@@ -97,6 +97,11 @@ def load_python(path: str, entry: str | None = None) -> Program:
         raise TircError("cannot be imported as Python", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
+    # As `python model.py` does: the file's own directory comes first on the
+    # path, so that it imports the modules beside it.
+    directory = str(file.resolve().parent)
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
     try:
         spec.loader.exec_module(module)
     except SyntaxError as err:

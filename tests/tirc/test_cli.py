@@ -6,10 +6,14 @@ tested in test_cli_errors.py.
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 
 import pytest
 import torch
 
+from ir_text import VERSION
 from tirc.commands import _report
 from tirc.compare import TOLERANCES, compare_outputs
 
@@ -219,3 +223,34 @@ def test_replay_mismatch_exits_1(cli, dumps, monkeypatch):
     code, err = cli("replay", dumps("cpp") / "03-schedule.tir")
     assert code == 1, err
     assert "mismatch" in err and "atol" in err
+
+
+def _tirc(*args, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tirc", *map(str, args)], capture_output=True, text=True, cwd=cwd
+    )
+
+
+def test_version_names_the_package_and_the_text_format():
+    done = _tirc("--version")
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(rf"tirc \S+ \(IR text {re.escape(VERSION)}\)\n", done.stdout)
+
+
+def test_a_program_imports_the_modules_beside_it(tmp_path):
+    """As `python model.py` finds a sibling module, so does `tirc compile
+    model.py`, from any working directory."""
+    (tmp_path / "sibling_blocks_for_tirc.py").write_text(
+        "import torch\n\nclass Block(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x) * 2\n"
+    )
+    (tmp_path / "model.py").write_text(
+        "import torch\nfrom sibling_blocks_for_tirc import Block\n\n"
+        "class Model(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.block = Block()\n\n    def forward(self, x):\n        return self.block(x) + 1\n\n"
+        "def get_inputs():\n    return [torch.randn(37, 5)]\n\ndef get_init_inputs():\n    return []\n"
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = _tirc("compile", tmp_path / "model.py", "--check", cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert "match" in done.stdout + done.stderr
