@@ -536,18 +536,9 @@ class SwitchTop1Router(nn.Module):
 # --- transformer ---------------------------------------------------------------------------------------
 
 
-class T5LayerNorm(nn.Module):
-    """T5's norm: root mean square over the last dim in float32 (no mean, no bias), then the weight."""
-
-    def __init__(self, d, eps=1e-6):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.rand(d) + 0.5)
-
-    def forward(self, x):
-        h = x.to(torch.promote_types(x.dtype, torch.float32))
-        h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
-        return self.weight * h.to(x.dtype)
+# T5's norm is LLaMA's RMSNorm (root mean square over the last dim in float32, no mean, no bias, then
+# the weight), which T5 introduced.
+T5LayerNorm = LlamaRMSNorm
 
 
 class T5EncoderLayer(nn.Module):

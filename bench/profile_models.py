@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tirc  # noqa: E402
+from tirc.options import Options  # noqa: E402
 import heldout2_zoo  # noqa: E402
 import heldout3_zoo  # noqa: E402
 import heldout4_zoo  # noqa: E402
@@ -77,13 +78,10 @@ def _dumps(root: Path | None, name: str) -> dict:
 
 
 def _options(assignments: list[str]) -> dict:
-    """`KEY=VALUE` pairs as tirc's options, with booleans and integers read as such."""
-    words = {"true": True, "false": False}
-    out = {}
-    for text in assignments:
-        key, _, raw = text.partition("=")
-        out[key] = words.get(raw, int(raw) if raw.lstrip("-").isdigit() else raw)
-    return out
+    """`KEY=VALUE` pairs read as `tirc compile --option` reads them."""
+    chosen = Options().with_text(assignments)
+    keys = [text.partition("=")[0].strip() for text in assignments]
+    return {key: getattr(chosen, key) for key in keys}
 
 
 def main() -> None:

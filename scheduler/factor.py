@@ -95,18 +95,12 @@ def factor_reductions(module: Module, ctx=None) -> Module:
     by_id = {id(n.result): n for n in module.nodes if hasattr(n, "body")}
     nodes = []
     for node in module.nodes:
-        factoring = _factoring(node, by_id, sector)
-        if factoring is None:
-            nodes.append(node)
-            continue
-        nodes.extend(factor(node, factoring))
+        parts = _parts(node) if node.kind == "reduction" else None
+        factoring = parts and (
+            _row_aligned(node, by_id) or (_short_run(node, parts[0], sector) if sector else None)
+        )
+        nodes.extend(factor(node, parts, factoring) if factoring else [node])
     return dataclasses.replace(module, nodes=nodes)
-
-
-def _factoring(node, by_id, sector: int | None) -> Factoring | None:
-    if node.kind != "reduction" or _parts(node) is None:
-        return None
-    return _row_aligned(node, by_id) or (_short_run(node, sector) if sector else None)
 
 
 def _parts(node):
@@ -166,10 +160,9 @@ def _row_reduction_behind(node, by_id, boundaries: dict, elements: int) -> int |
     return None
 
 
-def _short_run(node, sector: int) -> Factoring | None:
+def _short_run(node, prologue: list, sector: int) -> Factoring | None:
     """The factoring that makes the heaviest load's contiguous run of
     reduced elements, when shorter than a sector, outputs of the partials."""
-    prologue = _parts(node)[0]
     loads = [op for op in prologue if op.op == "load" and _reduced_symbols(op.attr("index"))]
     if not loads:
         return None
@@ -268,10 +261,10 @@ def _bytes(value) -> int:
     return math.prod(t.shape) * to_torch(t.dtype).itemsize
 
 
-def factor(node, factoring: Factoring) -> list:
-    """The partials node and the combine node, which keeps the node's result."""
-    prologue, reduce_op, epilogue, store = _parts(node)
-    n = len(node.ranges)
+def factor(node, parts, factoring: Factoring) -> list:
+    """The partials node and the combine node, which keeps the node's result;
+    `parts` is the node's (prologue, reduce, epilogue, store)."""
+    prologue, reduce_op, epilogue, store = parts
     shape = tuple(node.ranges) + tuple(s for _, s in factoring.outer)
     extents = {f"i{k}": s for k, s in enumerate(node.ranges)}
     extents.update(dict(factoring.outer + factoring.inner))
@@ -289,35 +282,35 @@ def factor(node, factoring: Factoring) -> list:
     acc = reduce_op.result.type
     partial = Value(node.result.hint, BufferType(acc, shape, contiguous_strides(shape)))
     attrs = tuple(sorted(dict(node.attrs, factored=f"[{factoring.rule}]").items()))
-    partials = LoopNode(
-        partial, "reduction", shape, tuple(s for _, s in factoring.inner), attrs, body, node.loc
-    )
+    inner = tuple(s for _, s in factoring.inner)
+    partials = LoopNode(partial, "reduction", shape, inner, attrs, body, node.loc)
+    return [partials, _combine(node, partial, factoring.outer, reduce_op, epilogue + [store])]
+
+
+def _combine(node, partial: Value, outer, reduce_op, tail_ops: list) -> LoopNode:
+    """The node that reduces each output's partials (`outer` their extra
+    variables) and runs the reduction's epilogue and store (`tail_ops`)."""
+    acc = reduce_op.result.type
     where = strided_index(
-        list(loop_vars(n)) + list(loop_vars(len(factoring.outer), "r")), partial.type.strides
+        list(loop_vars(len(node.ranges))) + list(loop_vars(len(outer), "r")), partial.type.strides
     )
-    count = math.prod(s for _, s in factoring.outer)
-    kind = reduce_op.attr("reduction").name
-    if count <= MAX_UNROLLED:
-        head, value = _unrolled(partial, where, factoring.outer, COMBINE_OPS[kind], reduce_op.result.type)
+    if math.prod(s for _, s in outer) <= MAX_UNROLLED:
+        head, value = _unrolled(partial, where, outer, COMBINE_OPS[reduce_op.attr("reduction").name], acc)
         reduced = ()
     else:
         load = BodyOp(Value("", acc), "load", (partial,), (("index", where),))
-        value = Value(reduce_op.result.hint, reduce_op.result.type)
+        value = Value(reduce_op.result.hint, acc)
         head = [load, BodyOp(value, "reduce", (load.result,), reduce_op.attrs)]
-        reduced = tuple(s for _, s in factoring.outer)
+        reduced = tuple(s for _, s in outer)
     mapped = {id(reduce_op.result): value}
     tail = []
-    for op in epilogue + [store]:
-        operands = tuple(mapped.get(id(v), v) for v in op.operands)
+    for op in tail_ops:
         result = Value(op.result.hint, op.result.type) if op.result is not None else None
+        tail.append(BodyOp(result, op.op, tuple(mapped.get(id(v), v) for v in op.operands), op.attrs))
         if result is not None:
             mapped[id(op.result)] = result
-        tail.append(BodyOp(result, op.op, operands, op.attrs))
     kind = "reduction" if reduced else "pointwise"
-    combine = LoopNode(
-        node.result, kind, tuple(node.ranges), reduced, tuple(node.attrs), head + tail, node.loc
-    )
-    return [partials, combine]
+    return LoopNode(node.result, kind, tuple(node.ranges), reduced, tuple(node.attrs), head + tail, node.loc)
 
 
 def _unrolled(partial: Value, where, outer, op: str, dtype: str) -> tuple[list, Value]:
