@@ -9,6 +9,8 @@ import math
 
 from ir_text import Device, Enum, Module, TircError, Value, enum_value, to_torch, value_names
 
+from scheduler import frees_inputs
+
 from .backend import Backend
 from .backends import backend_named
 from .faults import miscompiled
@@ -112,6 +114,11 @@ def _call(module: Module, plans_by_name: dict, ids, backend: Backend, device: st
         writes = ", ".join(py_string(p) for p in updated) + ("," if len(updated) == 1 else "")
         # The caller's tensors overlap or not, whatever copies the checks made.
         body.append(f"    runtime.assert_unaliased(args, ({names}), ({writes}))")
+    # Updates and outputs that are inputs name the caller's tensor, `args[k]`:
+    # the input's name may hold a copy in the compiled layout.
+    caller = {id(i.value): f"args[{k}]" for k, i in enumerate(module.inputs)}
+    if frees_inputs(module):
+        body += _owned_inputs(module, caller)
     kernels = {k.name.name: k for k in module.kernels}
     by_id = {id(n.result): n for n in module.nodes}
     deferred: list[str] = []  # buffers written in place by the next launch: deleted after it
@@ -142,14 +149,25 @@ def _call(module: Module, plans_by_name: dict, ids, backend: Backend, device: st
         if line.op in ("launch", "extern"):
             body += [f"    del {name}" for name in deferred]
             deferred = []
-    # Updates and outputs that are inputs name the caller's tensor, `args[k]`:
-    # the input's name may hold a copy in the compiled layout.
-    caller = {id(i.value): f"args[{k}]" for k, i in enumerate(module.inputs)}
     for target, value in module.updates:
         body.append(f"    {caller[id(target)]}.copy_({ids[id(value)]})")
     outs = ", ".join(caller.get(id(v), ids[id(v)]) for v in module.outputs)
     body.append(f"    return ({outs}{',' if len(module.outputs) == 1 else ''})")
     return body
+
+
+def _owned_inputs(module: Module, caller: dict[int, str]) -> list[str]:
+    """A program that owns its inputs (the free_inputs option) empties the
+    list it was given, so that its `del` of an input after the last use
+    drops the last reference; the caller's tensors that it returns or
+    updates are named first (`caller` is changed to those names)."""
+    kept = {id(v) for v in module.outputs} | {id(target) for target, _ in module.updates}
+    lines = []
+    for k, inp in enumerate(module.inputs):
+        if id(inp.value) in kept:
+            lines.append(f"    arg{k} = args[{k}]")
+            caller[id(inp.value)] = f"arg{k}"
+    return lines + ["    args.clear()"]
 
 
 def _checked_inputs(module: Module, params: list[str], device: str) -> list[str]:

@@ -80,9 +80,13 @@ class OutputSpec:
         return leaves
 
 
-def capture(fn, example_inputs, source: str, source_path: str | None, options_pairs):
+def capture(fn, example_inputs, source: str, source_path: str | None, options_pairs, names=None, locate=None):
     """Trace `fn` (a function, an nn.Module or a torch.export ExportedProgram)
     on `example_inputs` into a capture Module.
+
+    `names` name the inputs (default: the forward's parameters); `locate`
+    maps an FX node to its `loc(...)` (default: its innermost frame in the
+    program's own file, `source_path`).
 
     Returns (module, lifted, out_spec): the module, the (name, tensor) pairs of
     parameters and buffers that lead its inputs, and the OutputSpec that
@@ -93,7 +97,7 @@ def capture(fn, example_inputs, source: str, source_path: str | None, options_pa
     module = fn if isinstance(fn, torch.nn.Module) else None
     example_inputs = list(example_inputs)
     _check_tensors(example_inputs)
-    names = input_names(fn, module, len(example_inputs))
+    names = list(names) if names is not None else input_names(fn, module, len(example_inputs))
     lifted: list[tuple[str, torch.Tensor]] = []
     if module is not None:
         lifted = list(module.named_parameters()) + list(module.named_buffers())
@@ -123,7 +127,7 @@ def capture(fn, example_inputs, source: str, source_path: str | None, options_pa
     lifted = constants + lifted
     all_inputs = [t for _, t in constants] + all_inputs
     all_names = [n for n, _ in constants] + all_names
-    graph = _convert(gm, all_inputs, all_names, _source_locator(source, source_path))
+    graph = _convert(gm, all_inputs, all_names, locate or _source_locator(source, source_path))
     return graph.module(source, options_pairs), lifted, specs[-1]
 
 

@@ -26,6 +26,15 @@ def _source_locator(source: str, source_path: str | None):
     return lambda node: _in_source(_frames(node), source, want)
 
 
+def graph_locator(source: str, source_path: str | None):
+    """Locations of the nodes of a graph that torch traced from the user's
+    program (Dynamo's, AOTAutograd's forward and backward): the innermost
+    frame in the program's own file where it is known, else the innermost
+    frame outside torch itself, as for an exported program."""
+    in_source = _source_locator(source, source_path)
+    return lambda node: in_source(node) or _exported_loc(node)
+
+
 def _in_source(frames, source: str, want: str | None) -> Loc | None:
     """The innermost of (file, line) `frames` in the program's own file (by
     its real path `want`, else by name)."""

@@ -4,6 +4,7 @@ from .deps import compute_facts, node_group, node_reads, users, write_index
 from .factor import factor_reductions
 from .fusion import fuse, kernel_attrs
 from .iteration import KernelSpace, Refused, kernel_space
+from .lifetimes import frees_inputs
 from .memplan import KernelIO, extern_kernels, kernel_io, plan_memory
 from .memplan_check import check_memplan, peak_memory
 from .plan_check import check_plan
@@ -24,6 +25,7 @@ __all__ = [
     "Refused",
     "kernel_space",
     "KernelIO",
+    "frees_inputs",
     "check_memplan",
     "kernel_io",
     "extern_kernels",

@@ -34,6 +34,26 @@ def is_input(module: Module, v) -> bool:
     return any(i.value is v for i in module.inputs)
 
 
+def frees_inputs(module: Module) -> bool:
+    """Whether the program owns its inputs (the `free_inputs` option): its
+    memory plan may then free one after its last use, which drops the
+    program's reference; an input's storage is never reused all the same
+    (the caller may hold it elsewhere: a forward's output saved for the
+    backward)."""
+    return dict(module.options).get("free_inputs") is True
+
+
+def freeable(module: Module, v, outputs: set[int], updated: set[int]) -> bool:
+    """Whether the plan may free `v` after its last reader: an intermediate
+    buffer, or an input of a program that owns its inputs, but never an
+    output or the target of an update."""
+    if id(v) in outputs:
+        return False
+    if is_input(module, v):
+        return frees_inputs(module) and id(v) not in updated
+    return True
+
+
 def extern_may_alias(node) -> bool:
     """Whether an extern call may return a view of an argument: its ATen schema
     marks a result as an alias (an unknown op is assumed to)."""

@@ -17,7 +17,7 @@ import dataclasses
 from ir_text import Module, WrapperLine
 
 from .deps import RETURN, node_reads, returned, users
-from .lifetimes import InPlaceRules, extern_buffers, is_input, poolable, reuse_key, storage_bytes
+from .lifetimes import InPlaceRules, extern_buffers, freeable, is_input, poolable, reuse_key, storage_bytes
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,20 +66,18 @@ def plan_memory(module: Module, ctx=None) -> Module:
         for v in io.inputs:
             last_reader[id(v)] = n
     outputs = {id(v) for v in returned(module)}
+    updated = {id(target) for target, _ in module.updates}
     externs = extern_kernels(module)
     rules = InPlaceRules(module)
     lines: list[WrapperLine] = []
     for n, (kernel, io) in enumerate(zip(module.kernels, ios)):
-        dying = [
-            v
-            for v in io.inputs
-            if last_reader[id(v)] == n and id(v) not in outputs and not is_input(module, v)
-        ]
+        dying = [v for v in io.inputs if last_reader[id(v)] == n and freeable(module, v, outputs, updated)]
         if kernel.name.name in externs:
             lines.append(WrapperLine("extern", kernel.name, io.inputs, io.outputs))
         else:
             for v in io.outputs:
-                old = _in_place_input(rules, kernel, v, dying)
+                # An input's storage may be the caller's too: never written over.
+                old = _in_place_input(rules, kernel, v, [d for d in dying if not is_input(module, d)])
                 if old is not None:
                     dying.remove(old)
                     lines.append(WrapperLine("reuse", None, (old,), (v,)))
@@ -100,7 +98,7 @@ def _reuse_freed(module: Module, lines: list[WrapperLine]) -> list[WrapperLine]:
     that does not raise the program's peak memory, and never across an extern
     call (whose workspace the plan does not see)."""
     aliased = extern_buffers(module, aliasing_only=True)
-    live = _live_bytes(lines)
+    live = _live_bytes(module, lines)
     peak = max(live, default=0)
     pool: dict[tuple, list[tuple[object, int]]] = {}  # key -> (freed buffer, its free line), last at the end
     out = list(lines)
@@ -129,9 +127,13 @@ def _reuse_freed(module: Module, lines: list[WrapperLine]) -> list[WrapperLine]:
     return [line for k, line in enumerate(out) if k not in dropped]
 
 
-def _live_bytes(lines: list[WrapperLine]) -> list[int]:
-    """Bytes of buffers held after each line (an extern result counted as new storage)."""
-    held, out = 0, []
+def _live_bytes(module: Module, lines: list[WrapperLine]) -> list[int]:
+    """Bytes of buffers held after each line (an extern result counted as new
+    storage), inputs the program frees counted from the start."""
+    held = sum(
+        storage_bytes(x.operands[0].type) for x in lines if x.op == "free" and is_input(module, x.operands[0])
+    )
+    out = []
     for line in lines:
         if line.op == "alloc":
             held += storage_bytes(line.operands[0].type)

@@ -17,6 +17,7 @@ from .lifetimes import (
     InPlaceRules,
     describe_key,
     extern_may_alias,
+    frees_inputs,
     is_input,
     reuse_key,
     storage_bytes,
@@ -46,7 +47,13 @@ class _WrapperSimulation:
         self.fresh = itertools.count()
         self.storage = {id(i.value): frozenset({next(self.fresh)}) for i in module.inputs}
         self.size: dict[int, int] = {}
-        self.peak = 0
+        # Inputs the program frees are its own (frees_inputs): counted while held.
+        for line in module.wrapper:
+            v = line.operands[0] if line.op == "free" else None
+            if v is not None and is_input(module, v):
+                (storage,) = self.storage[id(v)]
+                self.size[storage] = storage_bytes(v.type)
+        self.peak = sum(self.size.values())
 
     def name(self, v) -> str:
         return self.names[id(v)]
@@ -71,10 +78,20 @@ class _WrapperSimulation:
 
     def free(self, line) -> None:
         v = line.operands[0]
-        if id(v) not in self.live or is_input(self.m, v):
+        if id(v) not in self.live:
             raise error_at(line.pos, f"[free-dead] {self.name(v)} is not a live buffer")
         if id(v) in self.returned:
             raise error_at(line.pos, f"[output-freed] {self.name(v)} is an output; it must not be freed")
+        if is_input(self.m, v) and not frees_inputs(self.m):
+            raise error_at(
+                line.pos,
+                f"[free-input] {self.name(v)} is an input, which the caller holds "
+                "(the free_inputs option hands the program its inputs)",
+            )
+        if is_input(self.m, v) and any(target is v for target, _ in self.m.updates):
+            raise error_at(
+                line.pos, f"[free-input] {self.name(v)} is updated at the end; it must not be freed"
+            )
         self.live.discard(id(v))
         self.dead[id(v)] = "after it is freed"
 
@@ -221,5 +238,6 @@ def check_memplan(module: Module) -> None:
 
 def peak_memory(module: Module) -> int:
     """Most bytes of storage held at once by the wrapper program: allocations,
-    reused storage once, extern results; not the program inputs."""
+    reused storage once, extern results, and the inputs it frees (it owns
+    them: the free_inputs option) until they are freed; not the other inputs."""
     return _simulate(module).peak

@@ -107,6 +107,12 @@ class CompiledProgram:
         return extern_ops(self.compiled.module)
 
     def __call__(self, *inputs):
+        return self.call_boxed(list(inputs))
+
+    def call_boxed(self, inputs: list):
+        """The call on the list `inputs`, which it empties: a program that owns
+        its inputs (the free_inputs option, a training graph's) then holds
+        the only references, and frees each after its last use."""
         if len(inputs) != self._arity:
             raise TypeError(f"the compiled program takes {self._arity} input tensor(s), got {len(inputs)}")
         for holder in self._holders:
@@ -129,8 +135,10 @@ class CompiledProgram:
         grad = self._extern_calls and torch.is_grad_enabled()
         if grad:
             torch._C._set_grad_enabled(False)
+        args = self._lifted + inputs
+        inputs.clear()
         try:
-            flat = self._run(self._lifted + list(inputs))
+            flat = self._run(args)
         finally:
             if grad:
                 torch._C._set_grad_enabled(True)
@@ -211,8 +219,16 @@ def compile(
     dump_dir=None,
     options: dict | None = None,
     source: str | None = None,
+    train: bool = False,
 ):
     """Compile a module or function for inputs shaped like `example_inputs`.
+
+    With `train`, the program is compiled for training (tirc/training.py):
+    its forward and backward graphs each by tirc, so its outputs support
+    `backward()` and gradients reach the parameters' `.grad` (and inputs
+    that require grad) as in eager; both graphs are compiled here, and with
+    dumps each writes its own directory, `dump_dir/forward` and
+    `dump_dir/backward`.
 
     `dump_after` names stages (or "all") whose IR is written to `dump_dir`,
     with output_code.py and manifest.json.
@@ -239,7 +255,7 @@ def compile(
     with _gc_paused():
         try:
             return _compile(
-                model_or_fn, example_inputs, backend, device, dump_after, dump_dir, options, source
+                model_or_fn, example_inputs, backend, device, dump_after, dump_dir, options, source, train
             )
         except TircError as err:
             # An error that names no file is about the call's arguments.
@@ -261,7 +277,7 @@ def _gc_paused():
             gc.enable()
 
 
-def _compile(model_or_fn, example_inputs, backend, device, dump_after, dump_dir, options, source):
+def _compile(model_or_fn, example_inputs, backend, device, dump_after, dump_dir, options, source, train):
     example_inputs = list(example_inputs)
     if device is None:
         device = "cuda" if any(getattr(x, "is_cuda", False) for x in example_inputs) else "cpu"
@@ -273,11 +289,26 @@ def _compile(model_or_fn, example_inputs, backend, device, dump_after, dump_dir,
     opts = Options.from_pairs(sorted(extra.items()))
     path = None if source else _source_file(model_or_fn)
     name = source or (os.path.basename(path) if path else "program")
-    timings = Timings.for_stderr()
-    module, text, lifted, spec = capture_program(model_or_fn, example_inputs, name, path, opts, timings)
     stages = parse_dump_after(dump_after)
     if stages and dump_dir is None:
         raise TircError("dump_after needs a dump_dir")
+    if train:
+        from .training import compile_training
+
+        return compile_training(model_or_fn, example_inputs, opts, name, path, stages, dump_dir)
+    root = model_or_fn if isinstance(model_or_fn, torch.nn.Module) else None
+    return compile_program(model_or_fn, example_inputs, opts, name, path, stages, dump_dir, root=root)
+
+
+def compile_program(
+    fn, example_inputs, opts: Options, name: str, path, stages, dump_dir, root=None, names=None, locate=None
+) -> CompiledProgram:
+    """Capture `fn` on `example_inputs` and compile it with `opts`, writing
+    the `stages` dumps into `dump_dir`; `root` is the nn.Module whose
+    parameters and buffers the program reads at each call, `names` and
+    `locate` as capture's."""
+    timings = Timings.for_stderr()
+    module, text, lifted, spec = capture_program(fn, example_inputs, name, path, opts, timings, names, locate)
     writer = DumpWriter(dump_dir, stages, name, opts, timings=timings) if dump_dir is not None else None
     repro = Reproducers(Path(dump_dir if dump_dir is not None else "."))
     # check_determinism: the program cannot be captured again in another
@@ -295,6 +326,5 @@ def _compile(model_or_fn, example_inputs, backend, device, dump_after, dump_dir,
             builds.close()
     if writer is not None:
         writer.finish()  # the manifest, with the timings of the whole compile
-    root = model_or_fn if isinstance(model_or_fn, torch.nn.Module) else None
-    graphs = opts.device == "cuda" and opts.cuda_graphs
+    graphs = opts.device == "cuda" and opts.cuda_graphs and not opts.free_inputs
     return CompiledProgram(call, lifted, spec, compiled, len(example_inputs), root, graphs)

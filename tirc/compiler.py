@@ -123,15 +123,22 @@ def options_of(module: Module, overrides: list[str] | None = None, **fields) -> 
 
 
 def capture_program(
-    fn, inputs, source: str, path: str | None, options: Options, timings: Timings | None = None
+    fn,
+    inputs,
+    source: str,
+    path: str | None,
+    options: Options,
+    timings: Timings | None = None,
+    names=None,
+    locate=None,
 ):
     """Capture a callable into a checked capture-stage module (as its dump
     would read), timed in `timings` as `capture` (`capture.trace`, then the
-    print and the read-back)."""
+    print and the read-back); `names` and `locate` as lowering's `capture`."""
     ctx = Context(options, timings if timings is not None else Timings())
     with ctx.timings.measure("capture"):
         with ctx.timings.measure("capture.trace"):
-            module, lifted, spec = capture(fn, inputs, source, path, options.to_pairs())
+            module, lifted, spec = capture(fn, inputs, source, path, options.to_pairs(), names, locate)
         with ctx.timings.measure("capture.print"):
             text = print_ir(module)
         # A traced Python program may call any ATen op (running it called them

@@ -15,6 +15,11 @@ that the graph reads (`.item()`): such a graph is compiled once per value.
 Compiles per graph are bounded (SPECIALIZATION_LIMIT, as Dynamo's own
 recompile limit): later sizes or values run the graph eagerly, with one
 warning, instead of compiling on every call.
+
+A graph called with autograd on and an input that requires a gradient (a
+parameter, as Dynamo passes them) is compiled for training
+(tirc/training.py): AOTAutograd's forward and backward graphs, each by
+tirc, the backward at the first `backward()`.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ SPECIALIZATION_LIMIT = 8
 def tirc_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
     options = dict(kwargs.get("options") or {})
     backend = options.pop("backend", "cpp")
+    if torch.is_grad_enabled() and any(getattr(x, "requires_grad", False) for x in example_inputs):
+        return _train(gm, example_inputs, backend, options)
     read = _read_inputs(gm)
     if all(_is_static(x) for x in example_inputs) and not read:
         return _compile(gm, [_real(x, k) for k, x in enumerate(example_inputs)], backend, options)
@@ -51,6 +58,19 @@ def _read_inputs(gm: torch.fx.GraphModule) -> frozenset[int]:
     return frozenset(
         k for k, node in enumerate(placeholders) if any((u.op, u.target) in _READS for u in node.users)
     )
+
+
+def _train(gm: torch.fx.GraphModule, example_inputs, backend: str, options: dict):
+    """The graph for training: AOTAutograd's forward and backward graphs,
+    each compiled by tirc, its inputs named as Dynamo's placeholders."""
+    from .options import Options
+    from .training import GraphCompiler, aot_compile
+
+    cuda = any(getattr(x, "is_cuda", False) for x in example_inputs)
+    pairs = {**options, "backend": backend, "device": "cuda" if cuda else "cpu"}
+    opts = Options.from_pairs(sorted(pairs.items()))
+    primals = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
+    return aot_compile(gm, example_inputs, GraphCompiler(opts, "dynamo_graph", None, set(), None, primals))
 
 
 def _compile(fn, inputs, backend: str, options: dict):

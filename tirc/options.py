@@ -21,9 +21,9 @@ DEBUG_OPTIONS = ("check_determinism", "inject_fault", "verify_roundtrip")
 # Options printed only when they differ from their default: the debug ones,
 # the layout mode, whose default's decision the lower dump prints itself
 # (`layout channels_last {reason = ...}`), the factoring of reductions, whose
-# decisions the schedule dump shows (`factored = "[rule]"`), and the call's
-# CUDA graphs.
-QUIET_OPTIONS = DEBUG_OPTIONS + ("layout", "factor_reductions", "cuda_graphs")
+# decisions the schedule dump shows (`factored = "[rule]"`), the call's
+# CUDA graphs, and the freeing of inputs (training graphs set it).
+QUIET_OPTIONS = DEBUG_OPTIONS + ("layout", "factor_reductions", "cuda_graphs", "free_inputs")
 LAYOUTS = ("auto", "keep", "channels-last")
 
 
@@ -59,6 +59,11 @@ class Options:
     # Whether a CUDA program's calls replay one CUDA graph after the first
     # two (tirc/cuda_graphs.py): no effect on the IR or the generated code.
     cuda_graphs: bool = True
+    # Whether the program owns its inputs: the caller hands over the list of
+    # them (AOTAutograd's boxed call, which a training graph is given), and
+    # the memory plan frees each input after its last use (a backward's saved
+    # activations), as it frees an intermediate buffer.
+    free_inputs: bool = False
 
     def __post_init__(self):
         if self.backend not in BACKENDS:

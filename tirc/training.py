@@ -1,0 +1,364 @@
+"""Training: a forward and a backward graph, each compiled by tirc.
+
+AOTAutograd (torch's public `aot_module_simplified`) traces the joint
+forward/backward graph of a program, decomposed with capture's table, and
+the min-cut partitioner (Inductor's) splits it: the forward returns the
+program's outputs and the values the backward needs (the *saved* values),
+recomputing in the backward what is cheaper to recompute than to keep.
+Each graph then goes through tirc's whole pipeline as a program of its own:
+its inputs are the primals (parameters, buffers, the user's inputs) for the
+forward, the saved values and the outputs' gradients (`tangents_N`) for the
+backward. Autograd calls the compiled graphs: the outputs of a training
+program support `backward()`, and gradients reach `.grad` as in eager.
+
+Graphs are called in AOTAutograd's boxed convention: the compiled function
+takes the list of its inputs and empties it, so the saved activations the
+backward is given are held by the generated code alone, which frees each
+after its last use (the memplan's `free` lines; the `free_inputs` option).
+
+With dumps, each graph writes its stages into a directory of its own
+(`DIR/forward/01-capture.tir`, ..., `DIR/backward/...`), and `DIR/manifest.json`
+records the partition: the saved values, with their sizes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from ir_text import TircError
+
+from .dumps import write_atomic
+
+# The graphs a training compile makes, in the order they are compiled.
+GRAPHS = ("forward", "backward")
+
+
+@dataclass(frozen=True)
+class SavedValue:
+    """A value the forward returns for the backward."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    bytes: int
+
+    def as_json(self) -> dict:
+        return {"name": self.name, "shape": list(self.shape), "dtype": self.dtype, "bytes": self.bytes}
+
+
+@dataclass
+class Partition:
+    """What the partitioner decided: the forward's user outputs and the
+    values saved for the backward (known once the backward is compiled)."""
+
+    outputs: int = 0
+    saved: list[SavedValue] = field(default_factory=list)
+
+    @property
+    def saved_bytes(self) -> int:
+        return sum(v.bytes for v in self.saved)
+
+
+def saved_values(gm: torch.fx.GraphModule, primals: list[str]) -> list[SavedValue]:
+    """The backward graph's inputs that the forward saved (all but the
+    outputs' gradients, `tangents_N`), named as in the backward's dump."""
+    saved = []
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for node, name in zip(placeholders, graph_input_names(gm, primals)):
+        if node.name.startswith("tangents"):
+            continue
+        value = node.meta.get("val")
+        if isinstance(value, torch.Tensor):
+            size = math.prod(value.shape) * value.element_size()
+            saved.append(SavedValue(name, tuple(value.shape), str(value.dtype).removeprefix("torch."), size))
+        else:
+            saved.append(SavedValue(name, (), type(value).__name__, 0))
+    return saved
+
+
+def aot_compile(gm, example_inputs, compile_graph, eager_backward: bool = False):
+    """`gm` (an FX graph of torch ops) for training: AOTAutograd's forward and
+    backward graphs, each given to `compile_graph(kind, graph, inputs)`
+    ("forward", "backward", or "inference" when nothing needs a gradient),
+    which returns a callable of the graph's inputs. The backward is compiled
+    at the first `backward()`, or at once with `eager_backward` where this
+    torch can."""
+    from torch._functorch.aot_autograd import aot_module_simplified
+    from torch._functorch.partitioners import min_cut_rematerialization_partition
+
+    from lowering import decompositions
+
+    def compiler(kind):
+        def compile_it(graph, inputs):
+            return _boxed(compile_graph(kind, graph, inputs))
+
+        return compile_it
+
+    with _backward_lowering(eager_backward):
+        return aot_module_simplified(
+            gm,
+            example_inputs,
+            fw_compiler=compiler("forward"),
+            bw_compiler=compiler("backward"),
+            inference_compiler=compiler("inference"),
+            partition_fn=min_cut_rematerialization_partition,
+            decompositions=decompositions(),
+            keep_inference_input_mutations=True,
+        )
+
+
+@contextlib.contextmanager
+def _backward_lowering(eager: bool):
+    """AOTAutograd compiles the backward at the first `backward()`; `eager`
+    asks for it at once (torch's `force_non_lazy_backward_lowering`, where
+    this torch has it)."""
+    config = torch._functorch.config
+    if not eager or not hasattr(config, "force_non_lazy_backward_lowering"):
+        yield
+        return
+    with config.patch(force_non_lazy_backward_lowering=True):
+        yield
+
+
+def _boxed(program):
+    """`program` in AOTAutograd's boxed convention: called with the list of
+    its inputs, which it empties, so that it holds the only references."""
+
+    boxed = getattr(program, "call_boxed", None)
+
+    def call(args):
+        inputs = list(args)
+        args.clear()
+        return boxed(inputs) if boxed is not None else program(*inputs)
+
+    call._boxed_call = True
+    return call
+
+
+def graph_function(gm: torch.fx.GraphModule):
+    """A function that runs `gm` node by node with each node's metadata
+    current, so that capture's trace of it keeps the stack traces (the
+    user's source lines) AOTAutograd copied onto the nodes."""
+    import torch.fx.traceback as fx_traceback
+
+    def forward(*args):
+        with fx_traceback.preserve_node_meta():
+            return torch.fx.Interpreter(gm).run(*args)
+
+    return forward
+
+
+def graph_input_names(gm: torch.fx.GraphModule, primals: list[str]) -> list[str]:
+    """Names for a graph's inputs: `primals_K` is the K-th of `primals` (the
+    program's own input names), the others keep their node names."""
+    names = []
+    for node in gm.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        k = _primal_index(node.name)
+        names.append(primals[k] if k is not None and k < len(primals) else node.name)
+    return names
+
+
+def _primal_index(name: str) -> int | None:
+    prefix, _, number = name.rpartition("_")
+    if prefix == "primals" and number.isdigit():
+        return int(number) - 1
+    return None
+
+
+def write_training_manifest(directory: Path, source: str, partition: Partition, peaks: dict) -> None:
+    """DIR/manifest.json of a training compile: the graphs' directories, the
+    partition, and the step's peak memory as the memory plans give it."""
+    manifest = {
+        "source": source,
+        "training": {
+            "graphs": [kind for kind in GRAPHS if kind in peaks],
+            "forward_outputs": partition.outputs,
+            "saved": [v.as_json() for v in partition.saved],
+            "saved_bytes": partition.saved_bytes,
+            "peak_bytes": _step_peak(partition, peaks),
+        },
+    }
+    write_atomic(directory / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+
+
+def _step_peak(partition: Partition, peaks: dict) -> dict:
+    """Bytes live at the peak of a training step, by the memory plans: the
+    forward's peak (its saved values are among its outputs), and the
+    backward's, which is given the saved values and frees them as it goes."""
+    out = {kind: peaks[kind] for kind in GRAPHS if kind in peaks}
+    if out:
+        out["step"] = max(out.values())
+    return out
+
+
+def check_training_inputs(example_inputs) -> None:
+    if not any(isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs):
+        raise TircError("train=True: nothing requires a gradient (no parameter or input has requires_grad)")
+
+
+class GraphCompiler:
+    """Compiles each graph AOTAutograd hands over with tirc, as a program of
+    its own (its dumps in `dump_dir/KIND`), and records the partition and
+    the memory plans' peaks for the training manifest."""
+
+    def __init__(self, options, name: str, path, stages, dump_dir, primals: list[str]):
+        self.options = options
+        self.name = name
+        self.path = path
+        self.stages = stages
+        self.dump_dir = Path(dump_dir) if dump_dir is not None else None
+        self.primals = primals
+        self.partition = Partition()
+        self.forward_outputs = 0  # the forward graph's: the program's outputs, then the saved values
+        self.peaks: dict[str, int] = {}
+        self.programs: dict[str, object] = {}
+
+    def __call__(self, kind: str, gm: torch.fx.GraphModule, example_inputs):
+        from lowering import graph_locator
+
+        from .api import compile_program
+        from .dynamo import _is_static, _PerShape, _real
+
+        if not all(_is_static(x) for x in example_inputs):
+            # Symbolic sizes (Dynamo's dynamic shapes): compiled at each call,
+            # once per set of concrete sizes, as an inference graph is.
+            pairs = {k: v for k, v in self.options.to_pairs() if k != "backend"}
+            return _PerShape(gm, self.options.backend, pairs)
+        inputs = [_real(x, k) for k, x in enumerate(example_inputs)]
+        if kind == "backward":
+            self.partition.saved = saved_values(gm, self.primals)
+            self.partition.outputs = self.forward_outputs - len(self.partition.saved)
+        program = compile_program(
+            graph_function(gm),
+            inputs,
+            self._graph_options(),
+            self.name,
+            self.path,
+            self.stages,
+            self.dump_dir / kind if self.dump_dir is not None else None,
+            names=graph_input_names(gm, self.primals),
+            locate=graph_locator(self.name, self.path),
+        )
+        self.programs[kind] = program
+        module = program.compiled.module
+        if module.stage == "memplan":
+            from scheduler import peak_memory
+
+            self.peaks[kind] = peak_memory(module)
+        if kind == "forward":
+            self.forward_outputs = len(_graph_outputs(gm))
+        if self.dump_dir is not None and self.stages and kind in GRAPHS:
+            self._manifest()
+        return program
+
+    def _graph_options(self):
+        """The graph's options: it owns its inputs (AOTAutograd's boxed
+        call), and replays no CUDA graph, whose static copies of inputs and
+        outputs would hold memory the step's peak would then count."""
+        import dataclasses
+
+        return dataclasses.replace(self.options, free_inputs=True, cuda_graphs=False)
+
+    def _manifest(self) -> None:
+        write_training_manifest(self.dump_dir, self.name, self.partition, self.peaks)
+
+
+def _graph_outputs(gm: torch.fx.GraphModule) -> list:
+    (output,) = [n for n in gm.graph.nodes if n.op == "output"]
+    return list(torch.utils._pytree.tree_leaves(output.args[0]))
+
+
+class TrainingProgram:
+    """`tirc.compile(..., train=True)`'s callable: the program's forward
+    through autograd, with the module's parameters and buffers as they are
+    at each call (so gradients reach them, and batch norm's statistics are
+    updated in them), and the program's output structure."""
+
+    def __init__(self, run, root, state_names: list[str], out_spec, arity: int, graphs: GraphCompiler):
+        self._run = run
+        self._root = root
+        self._state_names = state_names
+        self._out_spec = out_spec
+        self._arity = arity
+        self.graphs = graphs
+
+    def _state(self) -> list[torch.Tensor]:
+        if self._root is None:
+            return []
+        tensors = dict(self._root.named_parameters())
+        tensors.update(self._root.named_buffers())
+        return [tensors[name] for name in self._state_names]
+
+    def __call__(self, *inputs):
+        if len(inputs) != self._arity:
+            raise TypeError(f"the compiled program takes {self._arity} input tensor(s), got {len(inputs)}")
+        flat = self._run(*self._state(), *inputs)
+        return torch.utils._pytree.tree_unflatten(list(flat), self._out_spec)
+
+    @property
+    def partition(self) -> Partition:
+        return self.graphs.partition
+
+    @property
+    def forward_program(self):
+        return self.graphs.programs.get("forward")
+
+    @property
+    def backward_program(self):
+        return self.graphs.programs.get("backward")
+
+
+def compile_training(
+    model_or_fn, example_inputs, options, name: str, path, stages, dump_dir
+) -> TrainingProgram:
+    """`tirc.compile(..., train=True)`: the program traced once (fake
+    tensors, with the user's source lines), then AOTAutograd's forward and
+    backward graphs of it, both compiled now."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from lowering import input_names
+
+    from lowering import check_tensors
+
+    check_tensors(example_inputs)
+    root = model_or_fn if isinstance(model_or_fn, torch.nn.Module) else None
+    state = (list(root.named_parameters()) + list(root.named_buffers())) if root is not None else []
+    state_names = [n for n, _ in state]
+    state_tensors = [t for _, t in state]
+    check_training_inputs(state_tensors + example_inputs)
+    specs = []
+
+    def flat_program(*args):
+        if root is not None:
+            held = dict(zip(state_names, args[: len(state)]))
+            result = torch.func.functional_call(root, held, tuple(args[len(state) :]))
+        else:
+            result = model_or_fn(*args)
+        flat, spec = torch.utils._pytree.tree_flatten(result)
+        if not all(isinstance(leaf, torch.Tensor) for leaf in flat):
+            raise TircError(
+                "train=True: the program must return tensors (a tensor, or a tuple or list of them)"
+            )
+        specs.append(spec)
+        return flat
+
+    try:
+        gm = make_fx(
+            flat_program, tracing_mode="fake", record_stack_traces=True, _allow_non_fake_inputs=True
+        )(*state_tensors, *example_inputs)
+    except TircError:
+        raise
+    except Exception as err:
+        raise TircError(f"tracing failed: {type(err).__name__}: {str(err).strip().splitlines()[0]}") from None
+    primals = state_names + input_names(model_or_fn, root, len(example_inputs))
+    graphs = GraphCompiler(options, name, path, stages, dump_dir, primals)
+    run = aot_compile(gm, state_tensors + example_inputs, graphs, eager_backward=True)
+    return TrainingProgram(run, root, state_names, specs[-1], len(example_inputs), graphs)
