@@ -88,7 +88,15 @@ bench-compile: $(STAMP)
 bench-cpu-compile: $(STAMP)
 	$(PY) bench/compile_models.py resnet18,resnet50,mobilenet_v2,gpt_block --device cpu --write bench/RESULTS.md
 
+# One training step (forward, loss, backward) of eager, Inductor and tirc on an MLP, a transformer
+# block, a ResNet basic-block stack and a cross-entropy head (minutes; keep the machine idle).
+bench-train-cpu: $(STAMP)
+	$(PY) bench/train.py --device cpu --write bench/RESULTS.md
+
 # These need an NVIDIA GPU (docs/gpu.md).
+bench-gpu-train: $(STAMP)
+	$(PY) bench/gpu.py --suite train --write bench/RESULTS.md
+
 bench-gpu-compile: $(STAMP)
 	$(PY) bench/compile_models.py resnet18,resnet50,mobilenet_v2,gpt_block --device cuda --write bench/RESULTS.md
 

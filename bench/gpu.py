@@ -2,7 +2,7 @@
 tirc's Triton backend on one NVIDIA GPU, in one run.
 
     python bench/gpu.py [--write bench/RESULTS.md] [--only softmax,layer_norm] [--small]
-                        [--suite issue|layouts]
+                        [--suite issue|layouts|train]
 
 Measures a device-to-device copy first (bytes read plus bytes written over
 time), then per workload the median time of each implementation
@@ -19,6 +19,9 @@ writes it, with the GPU name and the torch and triton versions, as markdown.
 `--suite layouts` runs transposes and permutes instead of the issue's suite
 (tiled pointwise kernels, codegen/triton_tiling.py) into the section
 `gpu-layouts`, with no pass/fail bars.
+
+`--suite train` runs bench/train.py on the GPU: one training step (forward,
+loss, backward) of eager, Inductor and tirc per model, with peak memory.
 
 `--small` runs tiny shapes (and, with no GPU, tirc through the Triton
 interpreter, with no Inductor) as a smoke test of the script itself.
@@ -453,9 +456,21 @@ def main(argv=None) -> int:
     parser.add_argument("--only", help="comma-separated workload names")
     parser.add_argument("--small", action="store_true", help="tiny shapes: a smoke test of the script")
     parser.add_argument(
-        "--suite", choices=sorted(SUITES), default="issue", help="the workloads (default: issue)"
+        "--suite",
+        choices=sorted([*SUITES, "train"]),
+        default="issue",
+        help="the workloads (default: issue; train: bench/train.py's training steps)",
     )
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if args.suite == "train":
+        # One training step per model: bench/train.py, on the GPU.
+        import train
+
+        forwarded = ["--device", "cuda", *rest] + (["--write", str(args.write)] if args.write else [])
+        forwarded += ["--only", args.only] if args.only else []
+        return train.main(forwarded + (["--small"] if args.small else []))
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     device = "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cpu" and not args.small:
         parser.error("no CUDA GPU: only --small runs without one")

@@ -68,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     c.add_argument("--check", action="store_true", help="run and compare with eager PyTorch")
     c.add_argument(
+        "--train",
+        action="store_true",
+        help="compile the training step (forward and backward graphs; dumps in DIR/forward and DIR/backward);"
+        " the loss is the file's loss(outputs, inputs), else the sum of the outputs",
+    )
+    c.add_argument(
         "--save-inputs",
         action="store_true",
         help="save the input tensors as DIR/inputs/<sha256>.pt; the dumps name them and replay loads them",

@@ -22,6 +22,7 @@ from .options import Options
 from .pipeline import Context, check_module
 from .sources import load_dump, load_exported, load_python, load_saved_input, read_saved_input, read_text
 from .timings import Timings, table
+from .train_command import train_command
 
 EXIT_OK, EXIT_MISMATCH = 0, 1
 
@@ -93,6 +94,12 @@ def _compile(args) -> int:
         raise TircError("expected a .pt2 file (torch.export.save), a .py program or a .tir dump")
     if args.entry and suffix != ".py":
         raise TircError("--entry applies to .py sources only")
+    if getattr(args, "train", False):
+        if suffix == ".tir":
+            raise TircError(
+                "--train compiles a .py program; a forward or backward dump compiles as any dump, without --train"
+            )
+        return train_command(args, timings)
     if suffix == ".tir":
         return _compile_dump(args, stages, dump_dir, timings)
     with timings.measure("source"):

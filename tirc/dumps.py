@@ -187,14 +187,17 @@ def manifest_without_timings(data: bytes) -> bytes:
 def comparable_files(directory: Path) -> dict[str, bytes]:
     """Each file under a dump directory (its path relative to it -> its
     bytes) as two runs' directories are compared: manifest.json without
-    its timings, the one thing that differs between runs."""
+    its timings, the one thing that differs between runs (and so is every
+    manifest.json below it)."""
     files = {
         path.relative_to(directory).as_posix(): path.read_bytes()
         for path in sorted(Path(directory).rglob("*"))
         if path.is_file()
     }
-    if "manifest.json" in files:
-        files["manifest.json"] = manifest_without_timings(files["manifest.json"])
+    for name in files:
+        # A training compile's graphs have a manifest each (forward/, backward/).
+        if name == "manifest.json" or name.endswith("/manifest.json"):
+            files[name] = manifest_without_timings(files[name])
     return files
 
 

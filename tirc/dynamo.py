@@ -36,7 +36,9 @@ SPECIALIZATION_LIMIT = 8
 
 def tirc_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
     options = dict(kwargs.get("options") or {})
-    backend = options.pop("backend", "cpp")
+    # The device's backend unless named: Triton for CUDA tensors, else C++.
+    cuda = any(getattr(x, "is_cuda", False) for x in example_inputs)
+    backend = options.pop("backend", "triton" if cuda else "cpp")
     if torch.is_grad_enabled() and any(getattr(x, "requires_grad", False) for x in example_inputs):
         return _train(gm, example_inputs, backend, options)
     read = _read_inputs(gm)

@@ -32,6 +32,7 @@ class Program:
     inputs: list
     name: str
     path: str
+    loss: object = None  # the file's loss(outputs, inputs), for --train
 
     def to(self, device: str) -> None:
         """Move the program's state and inputs to `device`."""
@@ -85,7 +86,9 @@ def load_dump(path: str) -> Module:
     return parse(read_text(path), path)
 
 
-def load_python(path: str, entry: str | None = None) -> Program:
+def load_python(path: str, entry: str | None = None, train: bool = False) -> Program:
+    """The program of a benchmark-convention file: its Model (in eval mode,
+    or training mode for `train`) or its `entry` function, and get_inputs()."""
     file = Path(path)
     read_text(path)  # a clear error for a missing or unreadable file
     # Programs draw parameters and inputs from torch's generator: a fixed seed
@@ -126,7 +129,7 @@ def load_python(path: str, entry: str | None = None) -> Program:
             init = getattr(module, "get_init_inputs", lambda: [])()
             fn = model_class(*init)
             if isinstance(fn, torch.nn.Module):
-                fn = fn.eval()
+                fn = fn.train(train)
         returned = module.get_inputs()
         if isinstance(returned, torch.Tensor) or not isinstance(returned, (list, tuple)):
             raise TircError(
@@ -142,7 +145,12 @@ def load_python(path: str, entry: str | None = None) -> Program:
             raise TircError(f"get_inputs() item {k} is a {type(x).__name__}, not a tensor", path)
         if x.device.type == "meta":
             raise TircError(f"get_inputs() item {k} is on the meta device (it has no values)", path)
-    return Program(fn, inputs, file.name, str(file))
+    loss = getattr(module, "loss", None) if train else None
+    if loss is not None and not callable(loss):
+        raise TircError(
+            f"loss is a {type(loss).__name__}; --train takes a function loss(outputs, inputs)", path
+        )
+    return Program(fn, inputs, file.name, str(file), loss)
 
 
 # torch.export.load unpickles a .pt2's pickled weights and constants with

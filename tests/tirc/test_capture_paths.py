@@ -63,15 +63,15 @@ def assert_all_close(actual, expected):
 
 @pytest.fixture
 def tirc_compiles(monkeypatch):
-    """The number of programs `tirc.compile` was asked to compile."""
+    """The programs tirc compiled (`tirc.compile`'s, and a training graph's)."""
     calls = []
-    real = tirc.api.compile
+    real = tirc.api.compile_program
 
     def counting(*args, **kwargs):
         calls.append(args[0])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(tirc.api, "compile", counting)
+    monkeypatch.setattr(tirc.api, "compile_program", counting)
     return calls
 
 
