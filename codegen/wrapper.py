@@ -174,14 +174,20 @@ def _checked_inputs(module: Module, params: list[str], device: str) -> list[str]
     """`x = runtime.checked_input(x, ...)` per input: `x` itself when its
     layout is the compiled one, else a copy in that layout."""
     updated = {id(target) for target, _ in module.updates}
+    launched = {id(v) for line in module.wrapper for v in line.operands if line.op == "launch"}
     lines = []
     for inp, name in zip(module.inputs, params):
         t = inp.value.type
         flag = ", updated=True" if id(inp.value) in updated else ""
+        # A CPU scalar in a CUDA program (pipeline.py's device check) is
+        # taken on the CPU, and moved to the GPU when a kernel reads it.
+        where = "cpu" if inp.device.split(":")[0] == "cpu" else device
         lines.append(
             f"    {name} = runtime.checked_input({name}, {tuple(t.shape)}, {tuple(t.strides)}, "
-            f'{_torch_dtype(t.dtype)}, "{name}", "{device}"{flag})'
+            f'{_torch_dtype(t.dtype)}, "{name}", "{where}"{flag})'
         )
+        if where != device and id(inp.value) in launched:
+            lines.append(f'    {name} = {name}.to("{device}")')
     return lines
 
 

@@ -26,6 +26,9 @@ def _decompositions():
         aten.native_group_norm,
         aten.native_batch_norm,
         aten._native_batch_norm_legit_no_training,
+        # Batch norm in training mode, as AOTAutograd's functional graphs
+        # hold it: statistics, normalization and the running averages.
+        aten._native_batch_norm_legit_functional,
         aten.linalg_vector_norm,
         aten.full_like,
         aten.empty_like,

@@ -14,6 +14,13 @@ from ir_text import Loc
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _TORCH_DIR = os.path.dirname(os.path.realpath(torch.__file__))
+# tirc's own packages: a frame there (the interpreter that runs a graph for
+# capture to trace) is never the user's line.
+_ROOT = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+_TIRC_DIRS = tuple(
+    os.path.join(_ROOT, name) + os.sep
+    for name in ("ir_text", "lowering", "scheduler", "codegen", "repro", "tirc")
+)
 
 
 def _frames(node) -> list[tuple[str, int]]:
@@ -30,9 +37,20 @@ def graph_locator(source: str, source_path: str | None):
     """Locations of the nodes of a graph that torch traced from the user's
     program (Dynamo's, AOTAutograd's forward and backward): the innermost
     frame in the program's own file where it is known, else the innermost
-    frame outside torch itself, as for an exported program."""
+    frame outside torch and tirc."""
     in_source = _source_locator(source, source_path)
-    return lambda node: in_source(node) or _exported_loc(node)
+
+    def locate(node) -> Loc | None:
+        found = in_source(node)
+        if found is not None:
+            return found
+        for filename, line in reversed(_frames(node)):
+            path = os.path.realpath(filename)
+            if not path.startswith(_TORCH_DIR + os.sep) and not path.startswith(_TIRC_DIRS):
+                return Loc(os.path.basename(filename), line)
+        return None
+
+    return locate
 
 
 def _in_source(frames, source: str, want: str | None) -> Loc | None:

@@ -226,9 +226,9 @@ def compile(
     With `train`, the program is compiled for training (tirc/training.py):
     its forward and backward graphs each by tirc, so its outputs support
     `backward()` and gradients reach the parameters' `.grad` (and inputs
-    that require grad) as in eager; both graphs are compiled here, and with
-    dumps each writes its own directory, `dump_dir/forward` and
-    `dump_dir/backward`.
+    that require grad) as in eager; the forward graph is compiled here, the
+    backward at the first `backward()`, and with dumps each writes its own
+    directory, `dump_dir/forward` and `dump_dir/backward`.
 
     `dump_after` names stages (or "all") whose IR is written to `dump_dir`,
     with output_code.py and manifest.json.

@@ -54,15 +54,21 @@ def train_command(args, timings) -> int:
     inputs = _with_gradients(program)
     reference = copy.deepcopy(program.fn) if args.check else None
     compiled = compile_training(program.fn, inputs, options, program.name, program.path, stages, dump_dir)
+    # One step compiles the backward (at its first call): --check's own, else a plain one.
+    if args.check:
+        status, verdict = _check(program, compiled, reference, inputs)
+    else:
+        step(compiled, _fresh(inputs), _loss(program))
+        status, verdict = EXIT_OK, None
     _summary(program.name, compiled, options, dump_dir if stages else None)
     if args.timings:
         for kind, graph in compiled.graphs.programs.items():
             print(f"tirc: {kind}", file=sys.stderr)
             for line in table(graph.timings):
                 print(line, file=sys.stderr)
-    if not args.check:
-        return EXIT_OK
-    return _check(program, compiled, reference, inputs)
+    if verdict is not None:
+        print(verdict, file=sys.stderr)
+    return status
 
 
 def _with_gradients(program) -> list[torch.Tensor]:
@@ -139,7 +145,10 @@ def _fresh(inputs):
     return [x.detach().clone().requires_grad_(x.requires_grad) for x in inputs]
 
 
-def _check(program, compiled, reference, inputs) -> int:
+def _check(program, compiled, reference, inputs) -> tuple[int, str]:
+    """(exit status, verdict) of one step of the compiled program against
+    eager's from the same parameters, a float64 step judging float32
+    differences of summation order."""
     loss_fn = _loss(program)
     module = program.fn if isinstance(program.fn, torch.nn.Module) else None
     wide_model = copy.deepcopy(reference)
@@ -154,14 +163,10 @@ def _check(program, compiled, reference, inputs) -> int:
         ) from None
     actual = _results(module, actual_inputs, step(compiled, actual_inputs, loss_fn))
     if list(actual) != list(expected):
-        missing = sorted(set(expected) ^ set(actual))
-        print(
-            f"mismatch against eager PyTorch: results differ in kind: {', '.join(missing)}", file=sys.stderr
-        )
-        return EXIT_MISMATCH
+        missing = ", ".join(sorted(set(expected) ^ set(actual)))
+        return EXIT_MISMATCH, f"mismatch against eager PyTorch: results differ in kind: {missing}"
 
     def float64():
-        # The step in float64 judges float32 differences of summation order.
         wide_inputs = [_wide(x) for x in inputs]
         model = wide_model.double() if isinstance(wide_model, torch.nn.Module) else wide_model
         return list(_results(model, wide_inputs, step(model, wide_inputs, loss_fn)).values())
@@ -169,8 +174,6 @@ def _check(program, compiled, reference, inputs) -> int:
     names = list(actual)
     mismatch = compare_outputs(list(actual.values()), list(expected.values()), float64)
     if mismatch is None:
-        print(f"ok: the training step matches eager PyTorch ({len(names)} results)", file=sys.stderr)
-        return EXIT_OK
+        return EXIT_OK, f"ok: the training step matches eager PyTorch ({len(names)} results)"
     detail = mismatch.message.partition(": ")[2]
-    print(f"mismatch against eager PyTorch: {names[mismatch.output]}: {detail}", file=sys.stderr)
-    return EXIT_MISMATCH
+    return EXIT_MISMATCH, f"mismatch against eager PyTorch: {names[mismatch.output]}: {detail}"

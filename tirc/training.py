@@ -11,6 +11,10 @@ forward, the saved values and the outputs' gradients (`tangents_N`) for the
 backward. Autograd calls the compiled graphs: the outputs of a training
 program support `backward()`, and gradients reach `.grad` as in eager.
 
+The forward is compiled when AOTAutograd hands it over; the backward at its
+first call (the first `backward()`), for the tensors it is given then, so
+that their strides and devices are those tirc's forward made.
+
 Graphs are called in AOTAutograd's boxed convention: the compiled function
 takes the list of its inputs and empties it, so the saved activations the
 backward is given are held by the generated code alone, which frees each
@@ -23,7 +27,6 @@ records the partition: the saved values, with their sizes.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -65,30 +68,25 @@ class Partition:
         return sum(v.bytes for v in self.saved)
 
 
-def saved_values(gm: torch.fx.GraphModule, primals: list[str]) -> list[SavedValue]:
+def saved_values(gm: torch.fx.GraphModule, primals: list[str], inputs: list) -> list[SavedValue]:
     """The backward graph's inputs that the forward saved (all but the
-    outputs' gradients, `tangents_N`), named as in the backward's dump."""
+    outputs' gradients, `tangents_N`), named as in the backward's dump, as
+    the tensors `inputs` it is called with are."""
     saved = []
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    for node, name in zip(placeholders, graph_input_names(gm, primals)):
+    for node, name, value in zip(placeholders, graph_input_names(gm, primals), inputs):
         if node.name.startswith("tangents"):
             continue
-        value = node.meta.get("val")
-        if isinstance(value, torch.Tensor):
-            size = math.prod(value.shape) * value.element_size()
-            saved.append(SavedValue(name, tuple(value.shape), str(value.dtype).removeprefix("torch."), size))
-        else:
-            saved.append(SavedValue(name, (), type(value).__name__, 0))
+        size = math.prod(value.shape) * value.element_size()
+        saved.append(SavedValue(name, tuple(value.shape), str(value.dtype).removeprefix("torch."), size))
     return saved
 
 
-def aot_compile(gm, example_inputs, compile_graph, eager_backward: bool = False):
+def aot_compile(gm, example_inputs, compile_graph):
     """`gm` (an FX graph of torch ops) for training: AOTAutograd's forward and
     backward graphs, each given to `compile_graph(kind, graph, inputs)`
     ("forward", "backward", or "inference" when nothing needs a gradient),
-    which returns a callable of the graph's inputs. The backward is compiled
-    at the first `backward()`, or at once with `eager_backward` where this
-    torch can."""
+    which returns a callable of the graph's inputs."""
     from torch._functorch.aot_autograd import aot_module_simplified
     from torch._functorch.partitioners import min_cut_rematerialization_partition
 
@@ -100,30 +98,34 @@ def aot_compile(gm, example_inputs, compile_graph, eager_backward: bool = False)
 
         return compile_it
 
-    with _backward_lowering(eager_backward):
-        return aot_module_simplified(
-            gm,
-            example_inputs,
-            fw_compiler=compiler("forward"),
-            bw_compiler=compiler("backward"),
-            inference_compiler=compiler("inference"),
-            partition_fn=min_cut_rematerialization_partition,
-            decompositions=decompositions(),
-            keep_inference_input_mutations=True,
-        )
+    return aot_module_simplified(
+        gm,
+        example_inputs,
+        fw_compiler=compiler("forward"),
+        bw_compiler=compiler("backward"),
+        inference_compiler=compiler("inference"),
+        partition_fn=min_cut_rematerialization_partition,
+        decompositions=decompositions(),
+        keep_inference_input_mutations=True,
+    )
 
 
-@contextlib.contextmanager
-def _backward_lowering(eager: bool):
-    """AOTAutograd compiles the backward at the first `backward()`; `eager`
-    asks for it at once (torch's `force_non_lazy_backward_lowering`, where
-    this torch has it)."""
-    config = torch._functorch.config
-    if not eager or not hasattr(config, "force_non_lazy_backward_lowering"):
-        yield
-        return
-    with config.patch(force_non_lazy_backward_lowering=True):
-        yield
+class AtFirstCall:
+    """A graph compiled at its first call, for the tensors it is given then
+    (`compile_for(inputs)`): the backward. Its inputs are the forward's
+    outputs as tirc computed them: their strides (a channels-last forward's
+    activations) and devices (attention's random-number state, a CPU tensor
+    beside CUDA ones, which the fake tensors AOTAutograd describes them
+    with place on the GPU) are what the backward is compiled for."""
+
+    def __init__(self, compile_for):
+        self._compile_for = compile_for
+        self.program = None
+
+    def call_boxed(self, inputs: list):
+        if self.program is None:
+            self.program = self._compile_for(list(inputs))
+        return self.program.call_boxed(inputs)
 
 
 def _boxed(program):
@@ -222,9 +224,6 @@ class GraphCompiler:
         self.programs: dict[str, object] = {}
 
     def __call__(self, kind: str, gm: torch.fx.GraphModule, example_inputs):
-        from lowering import graph_locator
-
-        from .api import compile_program
         from .dynamo import _is_static, _PerShape, _real
 
         if not all(_is_static(x) for x in example_inputs):
@@ -232,11 +231,39 @@ class GraphCompiler:
             # once per set of concrete sizes, as an inference graph is.
             pairs = {k: v for k, v in self.options.to_pairs() if k != "backend"}
             return _PerShape(gm, self.options.backend, pairs)
-        inputs = [_real(x, k) for k, x in enumerate(example_inputs)]
         if kind == "backward":
-            self.partition.saved = saved_values(gm, self.primals)
+            return AtFirstCall(lambda inputs: self._compile(kind, gm, inputs))
+        return self._compile(kind, gm, [_real(x, k) for k, x in enumerate(example_inputs)])
+
+    def _compile(self, kind: str, gm: torch.fx.GraphModule, inputs: list):
+        from scheduler import peak_memory
+
+        if kind == "backward":
+            self.partition.saved = saved_values(gm, self.primals, inputs)
             self.partition.outputs = self.forward_outputs - len(self.partition.saved)
-        program = compile_program(
+        # Outside AOTAutograd's tracing context and fake mode: the compile
+        # makes real tensors (the launch tuner's scratch buffers, which a
+        # fake mode would hand to the GPU as pointers to nothing).
+        from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+        with torch._guards.tracing(None), unset_fake_temporarily():
+            program = self._compile_graph(kind, gm, inputs)
+        self.programs[kind] = program
+        module = program.compiled.module
+        if module.stage == "memplan":
+            self.peaks[kind] = peak_memory(module)
+        if kind == "forward":
+            self.forward_outputs = len(_graph_outputs(gm))
+        if self.dump_dir is not None and self.stages and kind in GRAPHS:
+            self._manifest()
+        return program
+
+    def _compile_graph(self, kind: str, gm: torch.fx.GraphModule, inputs: list):
+        from lowering import graph_locator
+
+        from .api import compile_program
+
+        return compile_program(
             graph_function(gm),
             inputs,
             self._graph_options(),
@@ -247,17 +274,6 @@ class GraphCompiler:
             names=graph_input_names(gm, self.primals),
             locate=graph_locator(self.name, self.path),
         )
-        self.programs[kind] = program
-        module = program.compiled.module
-        if module.stage == "memplan":
-            from scheduler import peak_memory
-
-            self.peaks[kind] = peak_memory(module)
-        if kind == "forward":
-            self.forward_outputs = len(_graph_outputs(gm))
-        if self.dump_dir is not None and self.stages and kind in GRAPHS:
-            self._manifest()
-        return program
 
     def _graph_options(self):
         """The graph's options: it owns its inputs (AOTAutograd's boxed
@@ -321,7 +337,8 @@ def compile_training(
 ) -> TrainingProgram:
     """`tirc.compile(..., train=True)`: the program traced once (fake
     tensors, with the user's source lines), then AOTAutograd's forward and
-    backward graphs of it, both compiled now."""
+    backward graphs of it: the forward compiled now, the backward at the
+    first `backward()`."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
     from lowering import input_names
@@ -360,5 +377,5 @@ def compile_training(
         raise TircError(f"tracing failed: {type(err).__name__}: {str(err).strip().splitlines()[0]}") from None
     primals = state_names + input_names(model_or_fn, root, len(example_inputs))
     graphs = GraphCompiler(options, name, path, stages, dump_dir, primals)
-    run = aot_compile(gm, state_tensors + example_inputs, graphs, eager_backward=True)
+    run = aot_compile(gm, state_tensors + example_inputs, graphs)
     return TrainingProgram(run, root, state_names, specs[-1], len(example_inputs), graphs)

@@ -20,6 +20,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tirc"))
 
 import tirc  # noqa: E402
+from tirc.dynamo import tirc_backend  # noqa: E402
 from test_training import Block, ConvBN, EmbeddingHead, GRUSteps, MLP, _cross_entropy  # noqa: E402
 
 CASES = {
@@ -57,7 +58,7 @@ def check(name: str, mode: str, bf16: bool = False) -> str | None:
         run = tirc.compile(model, xs, backend="triton", train=True)
     else:
         torch._dynamo.reset()
-        run = torch.compile(model, backend="tirc")
+        run = torch.compile(model, backend=tirc_backend)
     got = _step(run, xs, loss_fn, bf16)
     want = _step(reference, xs, loss_fn, bf16)
     rtol, atol = (2e-2, 2e-2) if bf16 else (1e-4, 1e-5)

@@ -81,7 +81,7 @@ class EmbeddingHead(nn.Module):
 
 
 def _cross_entropy(outputs, targets):
-    return F.cross_entropy(outputs.flatten(0, -2), targets.flatten())
+    return F.cross_entropy(outputs.flatten(0, -2), targets.flatten().to(outputs.device))
 
 
 CASES = {
@@ -133,8 +133,9 @@ def test_api_training_step_matches_eager(case):
     reference = copy.deepcopy(model)
     xs = inputs()
     compiled = tirc.compile(model, xs, train=True)
-    assert compiled.backward_program is not None, "the backward is compiled by tirc.compile itself"
+    assert compiled.forward_program is not None and compiled.backward_program is None
     _assert_same_step(model, reference, compiled, xs, loss_fn)
+    assert compiled.backward_program is not None, "the first backward() compiles the backward graph"
     # a second step, after an optimizer step on the parameters in place
     for m in (model, reference):
         with torch.no_grad():

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from ir_text import parse, print_ir
+from ir_text import TircError, parse, print_ir
 from tirc.dumps import comparable_files
 
 TRAIN_SOURCE = '''"""A training step for the tirc CLI tests: convolution, batch norm, a head."""
@@ -159,15 +159,15 @@ def test_a_backward_miscompile_reduces_to_a_few_ops(cli, train_dumps, tmp_path):
         "--until",
         "mismatch",
         "--option",
-        "inject_fault=codegen:miscompile:mul",
+        "inject_fault=codegen:miscompile:mul:2",
         "-o",
         out,
     )
     assert code == 0, err
     reduced = parse(out.read_text())
     original = parse((train_dumps / "backward" / STAGE_FILES[0]).read_text())
-    assert len(reduced.graph) <= 3 < len(original.graph)
-    code, err = cli("replay", out, "--option", "inject_fault=codegen:miscompile:mul")
+    assert len(reduced.graph) <= 5 < len(original.graph)
+    code, err = cli("replay", out, "--option", "inject_fault=codegen:miscompile:mul:2")
     assert code == 1 and "mismatch" in err
 
 
@@ -190,3 +190,28 @@ def test_train_refuses_a_dump(cli, train_dumps):
     code, err = cli("compile", train_dumps / "backward" / STAGE_FILES[0], "--train")
     assert code == 2
     assert "without --train" in err
+
+
+def test_a_cuda_program_may_take_cpu_scalars(train_dumps):
+    """Attention's random-number state reaches a CUDA backward as CPU
+    scalars: a 0-d CPU input passes the device check of a CUDA dump, a
+    larger one does not."""
+    from tirc.options import Options
+    from tirc.pipeline import Context, check_module
+
+    text = (train_dumps / "forward" / "01-capture.tir").read_text()
+    cuda = text.replace('device = "cpu"', 'device = "cuda"').replace('backend = "cpp"', 'backend = "triton"')
+    scalar = cuda.replace(
+        'input %bn.num_batches_tracked : i64[] {device = "cuda"',
+        'input %bn.num_batches_tracked : i64[] {device = "cpu"',
+    )
+    assert scalar != cuda
+    options = Options(backend="triton", device="cuda")
+    check_module(parse(scalar), Context(options))
+    tensor = cuda.replace(
+        'input %x : f32[5, 3, 11, 13] {device = "cuda"', 'input %x : f32[5, 3, 11, 13] {device = "cpu"'
+    )
+    assert tensor != cuda
+    # (the fake run of the graph or the device check refuses it)
+    with pytest.raises(TircError, match="cpu"):
+        check_module(parse(tensor), Context(options))
