@@ -9,7 +9,8 @@ Each implementation trains its own copy of the same model; a step is
 `zero_grad(set_to_none=True)`, the forward, the loss and `backward()` (the
 optimizer step is eager for everyone, so it is left out). Every gradient is
 checked against eager's on the first step: the largest difference over the
-largest eager gradient of the model, which must stay under 1e-4 (fp32).
+largest eager gradient of the model, which must stay under 1e-4 (fp32), or
+under twice Inductor's where convolutions run in TF32 (the GPU's default).
 Times are medians of interleaved steps (CPU: bench/common.py's rounds; GPU:
 each step synchronized). Peak memory is the allocator's peak over one step
 beyond what the model and its inputs hold (GPU only). Compile time is the
@@ -234,6 +235,15 @@ def run_workload(w: Workload, device: str, small: bool, inductor: bool) -> Row:
     return Row(w.name, times, compile_s, peak, error)
 
 
+def _matches(r: Row) -> bool:
+    """tirc's gradients are as close to eager's as the tolerance allows, or
+    as Inductor's are: convolutions on a GPU run in TF32 by default
+    (torch.backends.cudnn.allow_tf32), and two TF32 algorithms differ by
+    about 1e-3 of the largest gradient."""
+    bound = max(GRADIENT_TOLERANCE, 2 * r.error.get("inductor", 0.0))
+    return r.error["tirc"] < bound
+
+
 def report(rows: list[Row], device: str, inductor: bool) -> list[str]:
     header = ["workload", "eager ms", "tirc ms", "tirc / eager"]
     if inductor:
@@ -253,8 +263,8 @@ def report(rows: list[Row], device: str, inductor: bool) -> list[str]:
             names = ["eager", "tirc"] + (["inductor"] if inductor else [])
             cells += [f"{r.peak[n] / 2**20:.1f}" for n in names]
         cells += [f"{r.compile_s['tirc']:.1f}"] + ([f"{r.compile_s['inductor']:.1f}"] if inductor else [])
-        ok = all(e < GRADIENT_TOLERANCE for e in r.error.values())
-        cells += [f"{r.error['tirc']:.1e}", "ok" if ok else "FAIL"]
+        cells += [f"{r.error['tirc']:.1e}"] + ([f"{r.error['inductor']:.1e}"] if inductor else [])
+        cells += ["ok" if _matches(r) else "FAIL"]
         lines.append(cells)
     out = [table(header, lines), ""]
     out.append(
@@ -303,7 +313,7 @@ def main(argv=None) -> int:
     if args.write is not None:
         title = f"## Training step ({'GPU' if args.device == 'cuda' else 'CPU'}: `bench/train.py --device {args.device}`)"
         write_section(args.write, f"train-{args.device}", f"{title}\n\n{text}")
-    failed = [r.name for r in rows if any(e >= GRADIENT_TOLERANCE for e in r.error.values())]
+    failed = [r.name for r in rows if not _matches(r)]
     return 1 if failed else 0
 
 

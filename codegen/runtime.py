@@ -11,7 +11,7 @@ import sys
 
 import torch
 
-from ir_text import storage_span
+from ir_text import check_index_arguments, guards_indices, storage_span
 
 
 def cpp_library(source: str):
@@ -222,6 +222,9 @@ def extern_call(op, args, kwargs, layouts):
     for k in _aligned_positions(op):
         if k < len(args):
             args = [*args[:k], aligned_rows(args[k]), *args[k + 1 :]]
+    if _guarded(op):
+        # Indices the op writes through unchecked (ir_text/index_guards.py).
+        check_index_arguments(str(op), args, kwargs)
     results = _flat_tensors(op(*args, **kwargs))
     out = []
     for tensor, (shape, strides) in zip(results, layouts):
@@ -230,6 +233,12 @@ def extern_call(op, args, kwargs, layouts):
             tensor = planned.copy_(tensor)
         out.append(tensor)
     return out
+
+
+@functools.cache
+def _guarded(op) -> bool:
+    """Looked up once per op overload, as _aligned_positions is."""
+    return guards_indices(str(op))
 
 
 @functools.cache

@@ -14,6 +14,7 @@ from .graph_check import (
     to_torch_arg,
 )
 from .op_policy import check_text_ops, named_ops, op_refusal, pure_ops
+from .index_guards import IndexOutOfRange, check_index_arguments, guards_indices
 from .index import (
     eval_index,
     FloorDiv,
@@ -58,6 +59,9 @@ from .printer import VERSION, format_attrs, format_fact, format_literal, print_i
 from .verifier import verify
 
 __all__ = [
+    "IndexOutOfRange",
+    "check_index_arguments",
+    "guards_indices",
     "BODY_OPS",
     "ENUMS",
     "BodyOp",

@@ -1,6 +1,7 @@
 """Capture, lowering of ATen to the loop dialect, and the reference interpreter."""
 
 from .capture import _check_tensors as check_tensors
+from .capture import _without_vendor_kernels as without_vendor_kernels
 from .capture import capture, copy_with_layout, input_names
 from .capture_decompositions import _decompositions as decompositions
 from .capture_locations import graph_locator
@@ -28,4 +29,5 @@ __all__ = [
     "extern_ops",
     "fallback_ops",
     "widened",
+    "without_vendor_kernels",
 ]

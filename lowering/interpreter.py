@@ -18,6 +18,7 @@ import torch
 
 from ir_text import (
     Module,
+    check_index_arguments,
     empty_reduction,
     eval_index,
     flat_tensors,
@@ -223,6 +224,7 @@ def _call(op, env: dict[int, torch.Tensor]):
     """Run a graph op or extern node's ATen op on the values in `env`."""
     args = [to_torch_arg(a, env) for a in op.args]
     kwargs = {k: to_torch_arg(v, env) for k, v in op.kwargs}
+    check_index_arguments(op.target, args, kwargs)  # a dump's indices, before ATen trusts them
     try:
         return call_op(op.target, resolve_target(op.target), args, kwargs)
     except NoFloat64Kernel as err:  # located at the op, for the message

@@ -55,6 +55,12 @@ PASSES: dict[str, tuple[int, ...]] = {
 }
 
 
+def _plane(args) -> Range | None:
+    """[0, H x W) of the input (argument 1) of a 2-D max pool's backward."""
+    shape = args[1].type.shape
+    return (0, shape[-2] * shape[-1]) if len(shape) >= 2 and shape[-2] * shape[-1] else None
+
+
 def _dim_size(args, tensor: int, dim: int) -> int | None:
     """The size of dimension args[dim] (an int, maybe negative) of tensor args[tensor]."""
     shape = args[tensor].type.shape
@@ -112,6 +118,12 @@ USES: dict[str, tuple[tuple[int, USE], ...]] = {
     "aten.binary_cross_entropy.default": ((0, lambda a: (0.0, 1.0)), (1, lambda a: (0.0, 1.0))),
     "aten.native_batch_norm.default": ((4, lambda a: (0.0, math.inf)),),
     "aten._native_batch_norm_legit_no_training.default": ((4, lambda a: (0.0, math.inf)),),
+    # A backward graph's saved indices: positions in the pooled input's
+    # plane, rows of the embedding's weight (ir_text/index_guards.py checks them).
+    "aten.max_pool2d_with_indices_backward.default": ((7, _plane),),
+    "aten.embedding_dense_backward.default": (
+        (1, lambda a: (0, a[2]) if isinstance(a[2], int) and a[2] > 0 else None),
+    ),
 }
 # Ops that index each dimension with the tensors of a list argument (position 1).
 LIST_INDEXED = ("aten.index.Tensor", "aten.index_put.default", "aten._unsafe_index.Tensor")

@@ -90,7 +90,7 @@ def aot_compile(gm, example_inputs, compile_graph):
     from torch._functorch.aot_autograd import aot_module_simplified
     from torch._functorch.partitioners import min_cut_rematerialization_partition
 
-    from lowering import decompositions
+    from lowering import decompositions, without_vendor_kernels
 
     def compiler(kind):
         def compile_it(graph, inputs):
@@ -98,16 +98,20 @@ def aot_compile(gm, example_inputs, compile_graph):
 
         return compile_it
 
-    return aot_module_simplified(
-        gm,
-        example_inputs,
-        fw_compiler=compiler("forward"),
-        bw_compiler=compiler("backward"),
-        inference_compiler=compiler("inference"),
-        partition_fn=min_cut_rematerialization_partition,
-        decompositions=decompositions(),
-        keep_inference_input_mutations=True,
-    )
+    # The joint graph is traced with the vendor kernels capture avoids (cuDNN,
+    # flash attention on the GPU: ops with integer results tirc cannot hold).
+    cuda = any(getattr(x, "is_cuda", False) for x in example_inputs)
+    with without_vendor_kernels(cuda):
+        return aot_module_simplified(
+            gm,
+            example_inputs,
+            fw_compiler=compiler("forward"),
+            bw_compiler=compiler("backward"),
+            inference_compiler=compiler("inference"),
+            partition_fn=min_cut_rematerialization_partition,
+            decompositions=decompositions(),
+            keep_inference_input_mutations=True,
+        )
 
 
 class AtFirstCall:

@@ -250,3 +250,59 @@ def test_a_memory_plan_cannot_reuse_an_input(tmp_path, monkeypatch, capsys):
         assert main([command, "evil.tir"]) == 2
         err = capsys.readouterr().err
         assert ERROR_LINE.match(err) and "[reuse-dead] %x is not a live buffer" in err, err
+
+
+# Ops whose ATen kernels write or read through arguments they do not check:
+# a dump gives them indices outside the buffer (a range it declares, or
+# seeds of -8..8), or a logsumexp smaller than the query. Each run refuses
+# them with one message (ir_text/index_guards.py) instead of corrupting the
+# process's heap. Run as real processes: a missed check would abort them.
+UNCHECKED_ARGUMENTS = {
+    "pool_indices": (
+        """tirc 0.1 stage=capture source="evil.py"
+options {backend = "cpp", device = "cpu", fusion = true, fusion_bisect_limit = -1, max_fusion_size = 64}
+input %g : f32[1, 1, 2, 2] {device = "cpu", seed = 0, strides = [4, 4, 2, 1]}
+input %x : f32[1, 1, 4, 4] {device = "cpu", seed = 1, strides = [16, 16, 4, 1]}
+input %i : i64[1, 1, 2, 2] {device = "cpu", range = [100000, 100001], seed = 2, strides = [4, 4, 2, 1]}
+
+%0 = aten.max_pool2d_with_indices_backward.default(%g, %x, [2, 2], [2, 2], [0, 0], [1, 1], false, %i) : f32[1, 1, 4, 4]
+return (%0)
+""",
+        "indices must lie in [0, 16)",
+    ),
+    "embedding_rows": (
+        """tirc 0.1 stage=capture source="evil.py"
+options {backend = "cpp", device = "cpu", fusion = true, fusion_bisect_limit = -1, max_fusion_size = 64}
+input %g : f32[3, 4] {device = "cpu", seed = 0, strides = [4, 1]}
+input %i : i64[3] {device = "cpu", seed = 2, strides = [1]}
+
+%0 = aten.embedding_dense_backward.default(%g, %i, 5, -1, false) : f32[5, 4]
+return (%0)
+""",
+        "indices must lie in [0, 5)",
+    ),
+    "attention_logsumexp": (
+        """tirc 0.1 stage=capture source="evil.py"
+options {backend = "cpp", device = "cpu", fusion = true, fusion_bisect_limit = -1, max_fusion_size = 64}
+input %g : f32[1, 2, 64, 8] {device = "cpu", seed = 0, strides = [1024, 512, 8, 1]}
+input %q : f32[1, 2, 64, 8] {device = "cpu", seed = 1, strides = [1024, 512, 8, 1]}
+input %o : f32[1, 2, 64, 8] {device = "cpu", seed = 2, strides = [1024, 512, 8, 1]}
+input %l : f32[1, 2, 1] {device = "cpu", seed = 3, strides = [2, 1, 1]}
+
+%0, %1, %2 = aten._scaled_dot_product_flash_attention_for_cpu_backward.default(%g, %q, %q, %q, %o, %l, 0.0, false) : (f32[1, 2, 64, 8], f32[1, 2, 64, 8], f32[1, 2, 64, 8])
+return (%0)
+""",
+        "logsumexp has shape [1, 2, 1], expected [1, 2, 64]",
+    ),
+}
+
+
+@pytest.mark.parametrize("command", ["replay", "compile"])
+@pytest.mark.parametrize("name", sorted(UNCHECKED_ARGUMENTS))
+def test_arguments_kernels_trust_are_checked_first(name, command, tmp_path, tirc_run):
+    text, message = UNCHECKED_ARGUMENTS[name]
+    (tmp_path / "evil.tir").write_text(text)
+    args = [command, "evil.tir"] + (["--check"] if command == "compile" else [])
+    proc = tirc_run(args, tmp_path)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
