@@ -165,8 +165,9 @@ def _owned_inputs(module: Module, caller: dict[int, str]) -> list[str]:
     lines = []
     for k, inp in enumerate(module.inputs):
         if id(inp.value) in kept:
-            lines.append(f"    arg{k} = args[{k}]")
-            caller[id(inp.value)] = f"arg{k}"
+            # Value identifiers never start with "_" (kernel_plan.identifier).
+            lines.append(f"    _arg{k} = args[{k}]")
+            caller[id(inp.value)] = f"_arg{k}"
     return lines + ["    args.clear()"]
 
 
