@@ -72,7 +72,10 @@ def _train(gm: torch.fx.GraphModule, example_inputs, backend: str, options: dict
     pairs = {**options, "backend": backend, "device": "cuda" if cuda else "cpu"}
     opts = Options.from_pairs(sorted(pairs.items()))
     primals = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
-    return aot_compile(gm, example_inputs, GraphCompiler(opts, "dynamo_graph", None, set(), None, primals))
+    graphs = lambda: GraphCompiler(opts, "dynamo_graph", None, set(), None, primals)  # noqa: E731
+    if not all(_is_static(x) for x in example_inputs):
+        return _PerShapeTraining(gm, backend, options, graphs=graphs)
+    return aot_compile(gm, example_inputs, graphs())
 
 
 def _compile(fn, inputs, backend: str, options: dict):
@@ -153,3 +156,35 @@ def _value(a):
     """A key for an input compiled as a constant: a number, or a tensor's
     dtype and value (`.item()` of a 0-d tensor)."""
     return (a.dtype, a.item()) if isinstance(a, torch.Tensor) else a
+
+
+class _PerShapeTraining(_PerShape):
+    """A training graph with symbolic sizes (Dynamo marks a graph dynamic
+    after a call with new sizes, as the last batch of an epoch makes): at
+    each new set of concrete sizes, the graph specialised to them is traced
+    (fake tensors) and compiled for training as a static one is."""
+
+    def __init__(self, gm, backend: str, options: dict, graphs):
+        super().__init__(gm, backend, options)
+        self.graphs = graphs
+
+    def _compile(self, args):
+        from torch.fx.experimental.proxy_tensor import make_fx
+
+        from .training import aot_compile
+
+        tensors = [k for k, a in enumerate(args) if self._traced(k, a)]
+        fixed = [None if self._traced(k, a) else a for k, a in enumerate(args)]
+
+        def specialised(*inputs):
+            full = list(fixed)
+            for k, x in zip(tensors, inputs):
+                full[k] = x
+            return self.gm(*full)
+
+        inputs = [args[k] for k in tensors]
+        with torch._guards.tracing(None):
+            traced = make_fx(
+                specialised, tracing_mode="fake", record_stack_traces=True, _allow_non_fake_inputs=True
+            )(*inputs)
+            return aot_compile(traced, inputs, self.graphs())

@@ -231,3 +231,17 @@ def test_sgd_with_momentum_follows_eager_for_200_steps():
         curves["eager"][-1] < 0.5 * curves["eager"][0]
     ), "the model must learn for the test to mean anything"
     assert relative < 1e-3, f"loss curves differ by {relative:.2e} relative"
+
+
+def test_torch_compile_trains_at_a_new_batch_size():
+    """Dynamo marks a graph dynamic after a call with new sizes (the last
+    batch of an epoch): each concrete size is compiled for training."""
+    torch._dynamo.reset()
+    torch.manual_seed(4)
+    model = nn.Sequential(nn.Linear(13, 17), nn.Tanh(), nn.Linear(17, 3))
+    reference = copy.deepcopy(model)
+    run = torch.compile(model, backend="tirc")
+    for batch in (5, 9, 37):
+        for m in (model, reference):
+            m.zero_grad()
+        _assert_same_step(model, reference, run, [torch.randn(batch, 13)], lambda out: out.pow(2).sum())
