@@ -28,11 +28,9 @@ def _in_range(op: str, what: str, indices: torch.Tensor, size: int) -> None:
     if indices.is_cuda:
         torch._assert_async(((indices >= 0) & (indices < size)).all())
         return
-    low, high = torch.aminmax(indices)
-    if low.item() < 0 or high.item() >= size:
-        raise IndexOutOfRange(
-            f"{op}: {what} must lie in [0, {size}), got values in [{low.item()}, {high.item()}]"
-        )
+    low, high = (bound.item() for bound in torch.aminmax(indices))
+    if low < 0 or high >= size:
+        raise IndexOutOfRange(f"{op}: {what} must lie in [0, {size}), got values in [{low}, {high}]")
 
 
 def _same_shape(op: str, a: torch.Tensor, b: torch.Tensor, what: str) -> None:

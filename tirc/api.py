@@ -223,8 +223,8 @@ def compile(
 ):
     """Compile a module or function for inputs shaped like `example_inputs`.
 
-    With `train`, the program is compiled for training (tirc/training.py):
-    its forward and backward graphs each by tirc, so its outputs support
+    With `train`, the program is compiled for training
+    (tirc/training_program.py): its forward and backward graphs each by tirc, so its outputs support
     `backward()` and gradients reach the parameters' `.grad` (and inputs
     that require grad) as in eager; the forward graph is compiled here, the
     backward at the first `backward()`, and with dumps each writes its own
@@ -293,7 +293,7 @@ def _compile(model_or_fn, example_inputs, backend, device, dump_after, dump_dir,
     if stages and dump_dir is None:
         raise TircError("dump_after needs a dump_dir")
     if train:
-        from .training import compile_training
+        from .training_program import compile_training
 
         return compile_training(model_or_fn, example_inputs, opts, name, path, stages, dump_dir)
     root = model_or_fn if isinstance(model_or_fn, torch.nn.Module) else None

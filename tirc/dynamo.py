@@ -138,9 +138,11 @@ class _PerShape:
             )
         return self.gm(*args)
 
-    def _compile(self, args):
+    def _specialised(self, args):
+        """(the graph as a function of the traced tensors of `args`, those
+        tensors): the other arguments (integers, read inputs, held as they
+        are: real tensors the trace reads) are its constants."""
         tensors = [k for k, a in enumerate(args) if self._traced(k, a)]
-        # Read inputs are held as they are (real tensors the trace reads).
         fixed = [None if self._traced(k, a) else a for k, a in enumerate(args)]
 
         def specialised(*inputs):
@@ -149,7 +151,10 @@ class _PerShape:
                 full[k] = x
             return self.gm(*full)
 
-        return _compile(specialised, [args[k] for k in tensors], self.backend, self.options)
+        return specialised, [args[k] for k in tensors]
+
+    def _compile(self, args):
+        return _compile(*self._specialised(args), self.backend, self.options)
 
 
 def _value(a):
@@ -173,16 +178,7 @@ class _PerShapeTraining(_PerShape):
 
         from .training import aot_compile
 
-        tensors = [k for k, a in enumerate(args) if self._traced(k, a)]
-        fixed = [None if self._traced(k, a) else a for k, a in enumerate(args)]
-
-        def specialised(*inputs):
-            full = list(fixed)
-            for k, x in zip(tensors, inputs):
-                full[k] = x
-            return self.gm(*full)
-
-        inputs = [args[k] for k in tensors]
+        specialised, inputs = self._specialised(args)
         with torch._guards.tracing(None):
             traced = make_fx(
                 specialised, tracing_mode="fake", record_stack_traces=True, _allow_non_fake_inputs=True

@@ -25,7 +25,7 @@ from .compiler import parse_dump_after
 from .options import Options
 from .sources import load_python
 from .timings import table
-from .training import compile_training
+from .training_program import compile_training
 
 EXIT_OK, EXIT_MISMATCH = 0, 1
 

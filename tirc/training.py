@@ -27,6 +27,7 @@ records the partition: the saved values, with their sizes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass, field
@@ -34,7 +35,6 @@ from pathlib import Path
 
 import torch
 
-from ir_text import TircError
 
 from .dumps import write_atomic
 
@@ -205,11 +205,6 @@ def _step_peak(partition: Partition, peaks: dict) -> dict:
     return out
 
 
-def check_training_inputs(example_inputs) -> None:
-    if not any(isinstance(x, torch.Tensor) and x.requires_grad for x in example_inputs):
-        raise TircError("train=True: nothing requires a gradient (no parameter or input has requires_grad)")
-
-
 class GraphCompiler:
     """Compiles each graph AOTAutograd hands over with tirc, as a program of
     its own (its dumps in `dump_dir/KIND`), and records the partition and
@@ -283,8 +278,6 @@ class GraphCompiler:
         """The graph's options: it owns its inputs (AOTAutograd's boxed
         call), and replays no CUDA graph, whose static copies of inputs and
         outputs would hold memory the step's peak would then count."""
-        import dataclasses
-
         return dataclasses.replace(self.options, free_inputs=True, cuda_graphs=False)
 
     def _manifest(self) -> None:
@@ -294,92 +287,3 @@ class GraphCompiler:
 def _graph_outputs(gm: torch.fx.GraphModule) -> list:
     (output,) = [n for n in gm.graph.nodes if n.op == "output"]
     return list(torch.utils._pytree.tree_leaves(output.args[0]))
-
-
-class TrainingProgram:
-    """`tirc.compile(..., train=True)`'s callable: the program's forward
-    through autograd, with the module's parameters and buffers as they are
-    at each call (so gradients reach them, and batch norm's statistics are
-    updated in them), and the program's output structure."""
-
-    def __init__(self, run, root, state_names: list[str], out_spec, arity: int, graphs: GraphCompiler):
-        self._run = run
-        self._root = root
-        self._state_names = state_names
-        self._out_spec = out_spec
-        self._arity = arity
-        self.graphs = graphs
-
-    def _state(self) -> list[torch.Tensor]:
-        if self._root is None:
-            return []
-        tensors = dict(self._root.named_parameters())
-        tensors.update(self._root.named_buffers())
-        return [tensors[name] for name in self._state_names]
-
-    def __call__(self, *inputs):
-        if len(inputs) != self._arity:
-            raise TypeError(f"the compiled program takes {self._arity} input tensor(s), got {len(inputs)}")
-        flat = self._run(*self._state(), *inputs)
-        return torch.utils._pytree.tree_unflatten(list(flat), self._out_spec)
-
-    @property
-    def partition(self) -> Partition:
-        return self.graphs.partition
-
-    @property
-    def forward_program(self):
-        return self.graphs.programs.get("forward")
-
-    @property
-    def backward_program(self):
-        return self.graphs.programs.get("backward")
-
-
-def compile_training(
-    model_or_fn, example_inputs, options, name: str, path, stages, dump_dir
-) -> TrainingProgram:
-    """`tirc.compile(..., train=True)`: the program traced once (fake
-    tensors, with the user's source lines), then AOTAutograd's forward and
-    backward graphs of it: the forward compiled now, the backward at the
-    first `backward()`."""
-    from torch.fx.experimental.proxy_tensor import make_fx
-
-    from lowering import input_names
-
-    from lowering import check_tensors
-
-    check_tensors(example_inputs)
-    root = model_or_fn if isinstance(model_or_fn, torch.nn.Module) else None
-    state = (list(root.named_parameters()) + list(root.named_buffers())) if root is not None else []
-    state_names = [n for n, _ in state]
-    state_tensors = [t for _, t in state]
-    check_training_inputs(state_tensors + example_inputs)
-    specs = []
-
-    def flat_program(*args):
-        if root is not None:
-            held = dict(zip(state_names, args[: len(state)]))
-            result = torch.func.functional_call(root, held, tuple(args[len(state) :]))
-        else:
-            result = model_or_fn(*args)
-        flat, spec = torch.utils._pytree.tree_flatten(result)
-        if not all(isinstance(leaf, torch.Tensor) for leaf in flat):
-            raise TircError(
-                "train=True: the program must return tensors (a tensor, or a tuple or list of them)"
-            )
-        specs.append(spec)
-        return flat
-
-    try:
-        gm = make_fx(
-            flat_program, tracing_mode="fake", record_stack_traces=True, _allow_non_fake_inputs=True
-        )(*state_tensors, *example_inputs)
-    except TircError:
-        raise
-    except Exception as err:
-        raise TircError(f"tracing failed: {type(err).__name__}: {str(err).strip().splitlines()[0]}") from None
-    primals = state_names + input_names(model_or_fn, root, len(example_inputs))
-    graphs = GraphCompiler(options, name, path, stages, dump_dir, primals)
-    run = aot_compile(gm, state_tensors + example_inputs, graphs)
-    return TrainingProgram(run, root, state_names, specs[-1], len(example_inputs), graphs)
