@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: bench-remote-cache demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro acceptance-replay fuzz fuzz-parser opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-layouts bench-gpu-limits bench-gpu-models bench-cpu-models bench-compile bench-cpu-compile bench-gpu-compile test-gpu
+.PHONY: bench-remote-cache demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro acceptance-replay fuzz fuzz-parser opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-layouts bench-gpu-limits bench-gpu-models bench-cpu-models bench-compile bench-report bench-cpu-compile bench-gpu-compile test-gpu
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e ".[test,triton]"
 	# The remote-cache tests start a real Redis server (Debian's redis-server).
 	command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq redis-server >/dev/null)
+	# The report's browser tests drive Debian's chromium (never Playwright's own downloaded browsers).
+	command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -79,6 +81,11 @@ bench-cpu: $(STAMP)
 # Row ops over shapes and dtypes against eager, off bench-cpu's suite (prints only; minutes).
 bench-cpu-sweep: $(STAMP)
 	$(PY) bench/cpu_sweep.py
+
+# `tirc report` on about 2,000 kernels: the page loaded in headless chromium, to its first render,
+# a search and the fusion graph opened; writes bench/RESULTS.md (a minute).
+bench-report: $(STAMP)
+	$(PY) bench/report_load.py --write bench/RESULTS.md
 
 # Cold compile time by graph size: about 1k, 5k and 20k ops, per stage (long: the 20k-op programs take minutes).
 bench-compile: $(STAMP)

@@ -7,7 +7,7 @@ kept elsewhere (tests/backends)."""
 from .backend import Backend, site_names
 from .backends import BACKENDS, backend_named
 from .cache_heal import cache_dir
-from .kernel_plan import Compute, KernelPlan, Load, Loop, Reduce, Scan, Store, checked_op
+from .kernel_plan import Compute, KernelPlan, Load, Loop, Reduce, Scan, Store, checked_op, launched_kernels
 from . import cache_heal, cache_store, remote_cache
 from .kernel_builds import build_kernels, build_pool
 from .loader import load_output_code
@@ -27,6 +27,7 @@ __all__ = [
     "Scan",
     "Store",
     "checked_op",
+    "launched_kernels",
     "BACKENDS",
     "backend_named",
     "build_kernels",

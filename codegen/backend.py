@@ -50,6 +50,10 @@ class Backend:
     build_jobs: Callable[[Module, str, str], list] | None = None
     # device -> what timed choices depend on beyond the program ("" when nothing is timed).
     tuning_target: Callable[[str], str] = lambda device: ""
+    # The module global through which `call` launches a kernel, as
+    # `launcher(kernel, ...)`; None: `call` calls each kernel itself. The
+    # profiler (tirc/profiling.py) times each launch there.
+    launcher: str | None = None
 
 
 def site_names(plan: KernelPlan) -> str:

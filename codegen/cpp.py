@@ -33,6 +33,7 @@ from .cpp_loops import (
 from .cpp_ops import C_TYPES, COMBINE, SUPPORTED_OPS, identity
 from .cpp_prelude import PRELUDE
 from .cpp_rows import rows_body
+from .kernel_comments import kernel_comment
 from .kernel_plan import KernelPlan, Load, Scan, Store, index_symbols, uses
 from .loop_order import storage_order
 
@@ -67,7 +68,8 @@ def render_kernel(plan: KernelPlan, linkage: str = 'extern "C"') -> str:
     return "\n".join(lines)
 
 
-def _signature(plan: KernelPlan, linkage: str) -> list[str]:
+def _signature(plan: KernelPlan, linkage: str, sources: bool = True) -> list[str]:
+    """The kernel's comment (kernel_comments.py) and its function's first line."""
     params = []
     for k, (name, dtype) in enumerate(plan.params):
         const = "const " if k < plan.num_inputs else ""
@@ -75,17 +77,15 @@ def _signature(plan: KernelPlan, linkage: str) -> list[str]:
         params.append(f"{const}{C_TYPES[dtype]}* {restrict}p_{name}")
     if plan.checks_values:
         params.append("int64_t* __restrict__ p_error")
-    return [
-        f"// {plan.name}: {', '.join(plan.nodes)}",
-        f"{linkage} void {plan.name}({', '.join(params)}) {{",
-    ]
+    return [*kernel_comment(plan, "//", sources), f"{linkage} void {plan.name}({', '.join(params)}) {{"]
 
 
 def _render_nests(plan: KernelPlan) -> str:
     """A kernel of several loop nests: one function per nest, and the
-    kernel's entry point calling them in order (one launch from Python)."""
+    kernel's entry point calling them in order (one launch from Python).
+    Each nest's comment lists its source lines; the entry's, its nodes."""
     parts = [render_kernel(nest, "static") for nest in plan.nests]
-    lines = _signature(plan, 'extern "C"')
+    lines = _signature(plan, 'extern "C"', sources=False)
     for nest in plan.nests:
         args = ["p_" + name for name, _ in nest.params] + (["p_error"] if nest.checks_values else [])
         lines.append(f"  {nest.name}({', '.join(args)});")

@@ -130,6 +130,9 @@ class KernelPlan:
     # op, LoopNode.site), so that the error names the op whose value was
     # bad, not every op fused into the kernel.
     sites: tuple[tuple[str, str], ...] = ()
+    # (Loc or None, ATen op or None) of each node, in node order: the
+    # source lines of the comment above the kernel (kernel_comments.py).
+    sources: tuple = ()
 
     @property
     def statements(self) -> tuple:
@@ -278,6 +281,22 @@ _FUSION_NAME = re.compile(r"k[0-9]+")
 _DERIVED = re.compile(r"(.+)_([0-9]+|split)")
 
 
+def launched_kernels(module: Module, names) -> dict[str, str]:
+    """The names among `names` (a generated module's globals) that are a
+    kernel's function or one derived from it (a split's `k0_split`), each
+    with the symbol of its kernel (`k0`): what the profiler times as that
+    kernel's launches (tirc/profiling.py)."""
+    functions = _function_names(module, identifiers(value_names(module)))
+    symbols = {function: symbol for symbol, function in functions.items()}
+    out = {}
+    for name in names:
+        derived = _DERIVED.fullmatch(name)
+        base = name if name in symbols else derived.group(1) if derived else None
+        if base in symbols:
+            out[name] = symbols[base]
+    return out
+
+
 def plan_kernel(
     module: Module,
     kernel,
@@ -305,7 +324,10 @@ def plan_kernel(
     io = kernel_io(module, kernel, user_map)
     nodes = tuple(names[id(v)] for v in kernel.nodes)
     params = _params(io, ids)
-    return KernelPlan(name, (), (), params, len(io.inputs), (), nodes, aliased, plans, sites=plans[0].sites)
+    sources = tuple(source for plan in plans for source in plan.sources)
+    return KernelPlan(
+        name, (), (), params, len(io.inputs), (), nodes, aliased, plans, sites=plans[0].sites, sources=sources
+    )
 
 
 def _params(io, ids) -> tuple[tuple[str, str], ...]:
@@ -335,6 +357,7 @@ def _plan_nest(module, kernel, name: str, nest, user_map, names, ids, aliased) -
         tuple(names[id(v)] for v in values),
         aliased,
         sites=tuple((n.origin, n.site) for n in kernel_nodes if id(n) in sites),
+        sources=tuple((n.loc, dict(n.attrs).get("origin")) for n in nodes),
     )
 
 

@@ -29,9 +29,18 @@ def layout(line: str) -> list[str]:
     comma, and each split again the same way. A list, tuple or dict
     display (not a call's or subscript's brackets) of several items goes one
     item a line even when its contents would fit on one (black's
-    `should_split_line`)."""
+    `should_split_line`). A trailing comment counts in the line's length
+    and follows the closing bracket when the line splits."""
     if len(line) <= LINE_LENGTH:
         return [line]
+    code, comment = _trailing_comment(line)
+    lines = _split(code)
+    lines[-1] += comment
+    return lines
+
+
+def _split(line: str) -> list[str]:
+    """layout's split of a statement without a comment, even when it fits."""
     stripped = line.lstrip(" ")
     indent = line[: len(line) - len(stripped)]
     text = _parenthesized_targets(stripped)
@@ -49,6 +58,14 @@ def layout(line: str) -> list[str]:
     else:
         middle = [part for item in items for part in layout(f"{inner}{item},")]
     return [indent + head, *middle, indent + tail]
+
+
+def _trailing_comment(line: str) -> tuple[str, str]:
+    """(statement, "  # comment") of a line ending in a comment, else (line, "")."""
+    start = next((k for k, char in _code_chars(line) if char == "#"), None)
+    if start is None:
+        return line, ""
+    return line[:start].rstrip(" "), "  " + line[start:]
 
 
 def py_string(text: str) -> str:

@@ -36,8 +36,9 @@ def _kernels(plans: list[KernelPlan], prebuild: bool) -> list[str]:
     defs, aliases = triton_dedupe.shared(plans, sources)
     text = "\n".join(helpers + ["", ""] + [source + "\n\n" for source in defs] + aliases)
     kernels = black.format_str(text, mode=black.Mode()).rstrip("\n")
-    # black's blank lines after the imports: two before a definition, one before a statement
-    return ["", kernels] if kernels.startswith(("@", "def ")) else [kernels]
+    # black's blank lines after the imports: two before a definition (or the
+    # comment above it: the first kernel's, kernel_comments.py), one before a statement
+    return ["", kernels] if kernels.startswith(("@", "def ", "#")) else [kernels]
 
 
 def _launch(plan: KernelPlan, args: list[str], device: str) -> list[str]:
@@ -68,4 +69,5 @@ TRITON = Backend(
     tune_launches=triton_tune.tune_launches,
     tuning_target=triton_tune.triton_target,
     build_jobs=triton_builds.launch_jobs,
+    launcher="_launch",
 )

@@ -17,6 +17,7 @@ import sympy
 
 from ir_text import FloorDiv, IndexStyle, Mod, index_var, render_index
 
+from .kernel_comments import kernel_comment
 from .kernel_plan import Compute, KernelPlan, Load, Store
 from .triton_configs import LaunchConfig
 
@@ -258,11 +259,9 @@ class Kernel:
         )
         params += sizes
         params += [f"{block}: tl.constexpr" for block in blocks]
-        return [
-            "@triton.jit",
-            f"def {self.plan.name}({', '.join(params)}):",
-            f"    # {', '.join(self.plan.nodes)}",
-        ]
+        # The comment stands above the function, out of the source Triton
+        # hashes (from `def`) and of triton_dedupe's key.
+        return [*kernel_comment(self.plan, "#"), "@triton.jit", f"def {self.plan.name}({', '.join(params)}):"]
 
     def xindex(self, suffix: str) -> list[str]:
         pid = "tl.program_id(0)" if self.index_type == "tl.int32" else "tl.program_id(0).to(tl.int64)"

@@ -14,6 +14,7 @@ from scheduler import frees_inputs
 from .backend import Backend
 from .backends import backend_named
 from .faults import miscompiled
+from .kernel_comments import loc_comment
 from .kernel_plan import identifiers, module_plans, reads_next
 from .pyformat import layout, py_string
 
@@ -141,7 +142,8 @@ def _call(module: Module, plans_by_name: dict, ids, backend: Backend, device: st
             body.append(f"    del {ids[id(line.operands[0])]}")
         elif line.op == "extern":
             node = by_id[id(kernels[line.kernel.name].nodes[0])]
-            body += ["    " + text for text in _extern_call(node, line, ids)]
+            # The extern's source line (a kernel's are in its comment, kernel_comments.py).
+            body += ["    " + text + loc_comment(node.loc) for text in _extern_call(node, line, ids)]
         else:
             plan = plans_by_name[line.kernel.name]
             args = [ids[id(v)] for v in line.operands + line.results]

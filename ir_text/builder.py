@@ -15,6 +15,7 @@ import sympy
 from lark import Token, Transformer_NonRecursive, v_args
 
 from . import index as ix
+from .dtype_names import IR_DTYPES
 from .errors import TircError, number_text
 from .printer import format_literal
 from .text_bounds import (
@@ -277,9 +278,7 @@ class _Builder(Transformer_NonRecursive):
 
     def tensor_type(self, meta, children):
         dtype, dims = children
-        from .dtypes import TORCH_DTYPES
-
-        if str(dtype) not in TORCH_DTYPES:
+        if str(dtype) not in IR_DTYPES:
             raise _fail(dtype, f"unknown dtype '{dtype}'")
         shape = tuple(dims or ())
         _check_rank(dtype, shape)

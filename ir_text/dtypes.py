@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from .dtype_names import FLOAT_DTYPES, INT_DTYPES, IR_DTYPES, is_float  # noqa: F401 (re-exported)
+
 TORCH_DTYPES: dict[str, torch.dtype] = {
     "b8": torch.bool,
     "u8": torch.uint8,
@@ -19,9 +21,6 @@ TORCH_DTYPES: dict[str, torch.dtype] = {
 
 DTYPE_NAMES: dict[torch.dtype, str] = {v: k for k, v in TORCH_DTYPES.items()}
 
-FLOAT_DTYPES = frozenset({"f16", "bf16", "f32", "f64"})
-INT_DTYPES = frozenset({"u8", "i8", "i16", "i32", "i64"})
-
 
 def int_range(dtype: str) -> tuple[int, int]:
     """The least and greatest value of an integer dtype."""
@@ -34,10 +33,6 @@ def wrapped_int(value: int, dtype: str) -> int:
     PyTorch's conversion of a Python int operand) wraps it: 300 as u8 is 44."""
     low, high = int_range(dtype)
     return (value - low) % (high - low + 1) + low
-
-
-def is_float(dtype: str) -> bool:
-    return dtype in FLOAT_DTYPES
 
 
 def to_torch(dtype: str) -> torch.dtype:

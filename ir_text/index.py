@@ -15,7 +15,6 @@ import re
 from dataclasses import dataclass
 
 import sympy
-import torch
 
 
 class FloorDiv(sympy.Function):
@@ -383,8 +382,11 @@ def _split_multiples(expr, divisor: int):
     return quotient, rest
 
 
-def eval_index(expr, env: dict[str, torch.Tensor]):
-    """An index expression as an int64 tensor (broadcast over the loop grid)."""
+def eval_index(expr, env: dict):
+    """An index expression as an int64 tensor (broadcast over the loop grid):
+    `env` maps each loop variable's name to its tensor."""
+    import torch  # here, not at the top: the parser and printer need no torch
+
     if expr.is_Integer:
         return torch.tensor(int(expr), dtype=torch.int64)
     if expr.is_Symbol:

@@ -56,9 +56,17 @@ def schema_refusal(overload) -> str | None:
 
 @functools.lru_cache(maxsize=4096)
 def op_refusal(target: str) -> str | None:
-    """Why IR text may not name the op `target`, or None when it may.
-    (resolve_target gives OpOverloads only: `aten.__class__.__init__`
-    resolves to nothing.)"""
+    """Why IR text may not name the op `target`, or None when it may: the
+    table of op_facts.py in a process without torch, else torch's answer."""
+    from .op_facts import known_op
+
+    known = known_op(target)
+    return known.refusal if known is not None else live_refusal(target)
+
+
+def live_refusal(target: str) -> str | None:
+    """op_refusal, asked of torch. (resolve_target gives OpOverloads only:
+    `aten.__class__.__init__` resolves to nothing.)"""
     from .graph_check import resolve_target
 
     overload = resolve_target(target)

@@ -8,7 +8,9 @@ definition order. Attributes are printed sorted by key.
 
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass
 
 from .index import render_index
 from .model import Device, Enum, Module, Symbol, Value
@@ -118,6 +120,12 @@ class _Printer:
         self.names = names or _Namer()
         self.lines: list[str] = []
         self.body_names: dict[int, str] = {}
+        # The line (1-based) each item is printed on, by the item's id.
+        self.item_lines: dict[int, int] = {}
+
+    def _at(self, item) -> None:
+        """`item` is printed on the next line."""
+        self.item_lines[id(item)] = len(self.lines) + 1
 
     def run(self) -> str:
         m = self.m
@@ -132,6 +140,7 @@ class _Printer:
                 attrs += (("sha256", inp.sha256),)
             if inp.range is not None:
                 attrs += (("range", inp.range),)
+            self._at(inp)
             self.lines.append(f"input {name} : {format_type(inp.value.type)} {format_attrs(attrs)}")
         self.lines.append("")
         for op in m.graph:
@@ -159,6 +168,7 @@ class _Printer:
         attrs = " " + format_attrs(op.kwargs, self.names) if op.kwargs else ""
         types = [format_type(v.type) for v in op.results]
         type_text = types[0] if len(types) == 1 else "(" + ", ".join(types) + ")"
+        self._at(op)
         self.lines.append(f"{results} = {op.target}({args}){attrs} : {type_text}{_loc(op.loc)}")
 
     def _loop_node(self, node):
@@ -166,6 +176,7 @@ class _Printer:
         t = node.result.type
         attrs = " " + format_attrs(node.attrs, self.names) if node.attrs else ""
         strides = ", ".join(map(str, t.strides))
+        self._at(node)
         self.lines.append(
             f"{name} = loop.{node.kind} {_ranges(node)}{attrs} : {format_type(t)} strides [{strides}] {{"
         )
@@ -188,6 +199,7 @@ class _Printer:
             f"{format_type(v.type)} strides [{', '.join(map(str, v.type.strides))}]" for v in node.results
         ]
         layout_text = layouts[0] if len(layouts) == 1 else "(" + ", ".join(layouts) + ")"
+        self._at(node)
         self.lines.append(f"{results} = extern {node.target}({args}){attrs} : {layout_text}{_loc(node.loc)}")
 
     def _body_op(self, op, local) -> str:
@@ -205,7 +217,9 @@ class _Printer:
 
     def _schedule(self):
         self.lines += ["", "schedule {"]
-        self.lines += ["  " + format_fact(f, self.names) for f in self.m.facts]
+        for fact in self.m.facts:
+            self._at(fact)
+            self.lines.append("  " + format_fact(fact, self.names))
         self.lines.append("}")
 
     def _fusion(self):
@@ -213,9 +227,11 @@ class _Printer:
         for k in self.m.kernels:
             nodes = "; ".join(", ".join(self.names(v) for v in nest) for nest in k.loop_nests())
             attrs = " " + format_attrs(k.attrs, self.names) if k.attrs else ""
+            self._at(k)
             self.lines.append(f"  kernel @{k.name.name} = fuse({nodes}){attrs}")
         for r in self.m.refusals or ():
             reason = format_literal(r.reason)
+            self._at(r)
             self.lines.append(
                 f"  refused({self.names(r.first)}, {self.names(r.second)}) {{reason = {reason}}}"
             )
@@ -224,6 +240,7 @@ class _Printer:
     def _wrapper(self):
         self.lines += ["", "wrapper {"]
         for line in self.m.wrapper:
+            self._at(line)
             if line.op in ("launch", "extern"):
                 ins = ", ".join(self.names(v) for v in line.operands)
                 outs = ", ".join(self.names(v) for v in line.results)
@@ -237,7 +254,17 @@ class _Printer:
 
 def extern_schema(target: str) -> str | None:
     """The ATen schema of an extern call, printed above it for the reader
-    (a comment: the op name with its overload is what the parser reads)."""
+    (a comment: the op name with its overload is what the parser reads):
+    the table of op_facts.py in a process without torch, else torch's."""
+    from .op_facts import known_op
+
+    known = known_op(target)
+    return known.schema if known is not None else live_schema(target)
+
+
+@functools.lru_cache(maxsize=4096)
+def live_schema(target: str) -> str | None:
+    """extern_schema, asked of torch."""
     from .graph_check import resolve_target
 
     overload = resolve_target(target)
@@ -260,6 +287,29 @@ def print_named(
     printer = _Printer(module, _Namer(names, reserved))
     text = printer.run()
     return text, {**printer.body_names, **printer.names.names}
+
+
+@dataclass(frozen=True)
+class PrintedModule:
+    """A module's canonical text, the printed name (with `%`) of every
+    module-level value and the line (1-based) each item is printed on, both
+    keyed by id: inputs, graph ops, loop and extern nodes (an extern node's
+    own line, below its schema comment), schedule facts, kernels, refusals
+    and wrapper lines. A loop node's body follows its line, one op a line,
+    then its closing `}`."""
+
+    text: str
+    names: dict[int, str]
+    lines: dict[int, int]
+
+
+def print_located(module: Module) -> PrintedModule:
+    """The canonical text of a module, with where each item and value is in it
+    (for tools that link a dump's lines to its items: `tirc report`)."""
+    printer = _Printer(module)
+    text = printer.run()
+    names = {k: "%" + v for k, v in printer.names.names.items()}
+    return PrintedModule(text, names, printer.item_lines)
 
 
 def value_names(module: Module) -> dict[int, str]:

@@ -4,7 +4,7 @@ from .capture import _check_tensors as check_tensors
 from .capture import _without_vendor_kernels as without_vendor_kernels
 from .capture import capture, copy_with_layout, input_names
 from .capture_decompositions import _decompositions as decompositions
-from .capture_locations import graph_locator
+from .capture_locations import graph_locator, graph_source_files
 from .float64_equivalents import FLOAT64_EQUIVALENTS, NoFloat64Kernel
 from .interpreter import INTERPRETED_OPS, interpret, run_graph
 from .lower import EXTERN_OPS, extern_ops, fallback_ops, lower
@@ -17,6 +17,7 @@ __all__ = [
     "check_tensors",
     "decompositions",
     "graph_locator",
+    "graph_source_files",
     "input_names",
     "interpret",
     "FLOAT64_EQUIVALENTS",

@@ -77,3 +77,16 @@ def _exported_loc(node) -> Loc | None:
 def _traceback_loc(tb, source: str, source_path: str | None) -> Loc | None:
     frames = [(f.filename, f.lineno) for f in traceback.extract_tb(tb) if f.lineno is not None]
     return _in_source(frames, source, os.path.realpath(source_path) if source_path else None)
+
+
+def graph_source_files(gm: torch.fx.GraphModule) -> list[str]:
+    """The user's files (outside torch and tirc) that the stack traces of a
+    graph's nodes name, by real path, sorted: where the `loc(...)` lines of
+    a graph torch traced come from, for the report to show."""
+    files = set()
+    for node in gm.graph.nodes:
+        for filename, _ in _frames(node):
+            path = os.path.realpath(filename)
+            if not path.startswith(_TORCH_DIR + os.sep) and not path.startswith(_TIRC_DIRS):
+                files.add(path)
+    return sorted(f for f in files if os.path.isfile(f))

@@ -6,7 +6,7 @@ from .fusion import fuse, kernel_attrs
 from .iteration import KernelSpace, Refused, kernel_space
 from .lifetimes import frees_inputs
 from .memplan import KernelIO, extern_kernels, kernel_io, plan_memory
-from .memplan_check import check_memplan, peak_memory
+from .memplan_check import check_memplan, held_bytes, peak_memory
 from .plan_check import check_plan
 from .schedule import check_facts, derive_facts, drop_dead, inline, schedule
 from .split import SplitRule
@@ -31,6 +31,7 @@ __all__ = [
     "extern_kernels",
     "plan_memory",
     "peak_memory",
+    "held_bytes",
     "check_plan",
     "check_facts",
     "schedule",

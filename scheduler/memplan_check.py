@@ -58,12 +58,16 @@ class _WrapperSimulation:
     def name(self, v) -> str:
         return self.names[id(v)]
 
+    def held(self) -> int:
+        """Bytes of the storages the live buffers hold now (each storage once)."""
+        storages = set().union(*(self.storage[b] for b in self.live))
+        return sum(self.size.get(s, 0) for s in storages)
+
     def _define(self, line, v, storage: frozenset) -> None:
         self.allocated.add(id(v))
         self.live.add(id(v))
         self.storage[id(v)] = storage
-        held = set().union(*(self.storage[b] for b in self.live))
-        self.peak = max(self.peak, sum(self.size.get(s, 0) for s in held))
+        self.peak = max(self.peak, self.held())
 
     def _new_storage(self, v) -> frozenset:
         s = next(self.fresh)
@@ -214,7 +218,9 @@ class _WrapperSimulation:
                     raise error_at(line.pos, f"[never-freed] {self.name(v)} is allocated but never freed")
 
 
-def _simulate(module: Module) -> _WrapperSimulation:
+def _simulate(module: Module, after_line=None) -> _WrapperSimulation:
+    """The simulation run over the whole wrapper; `after_line(sim)` is
+    called after each line."""
     sim = _WrapperSimulation(module)
     steps = {
         "alloc": sim.alloc,
@@ -225,6 +231,8 @@ def _simulate(module: Module) -> _WrapperSimulation:
     }
     for line in module.wrapper:
         steps[line.op](line)
+        if after_line is not None:
+            after_line(sim)
     sim.finish()
     return sim
 
@@ -241,3 +249,12 @@ def peak_memory(module: Module) -> int:
     reused storage once, extern results, and the inputs it frees (it owns
     them: the free_inputs option) until they are freed; not the other inputs."""
     return _simulate(module).peak
+
+
+def held_bytes(module: Module) -> list[int]:
+    """Bytes of storage the wrapper program holds, as `peak_memory` counts
+    them: before its first line, then after each line (so the list is one
+    longer than the wrapper, and its maximum is the peak)."""
+    held = [_WrapperSimulation(module).held()]
+    _simulate(module, lambda sim: held.append(sim.held()))
+    return held

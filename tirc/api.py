@@ -17,7 +17,7 @@ from lowering import extern_ops, fallback_ops
 from repro import recording
 
 from .compiler import capture_program, check_determinism, compile_module, parse_dump_after
-from .crash import Reproducers
+from .crash import Reproducers, crash_report
 from .cuda_graphs import GraphedCall, blocker
 from .dumps import DumpWriter
 from .options import Options
@@ -220,6 +220,7 @@ def compile(
     options: dict | None = None,
     source: str | None = None,
     train: bool = False,
+    report: bool = False,
 ):
     """Compile a module or function for inputs shaped like `example_inputs`.
 
@@ -231,7 +232,8 @@ def compile(
     directory, `dump_dir/forward` and `dump_dir/backward`.
 
     `dump_after` names stages (or "all") whose IR is written to `dump_dir`,
-    with output_code.py and manifest.json.
+    with output_code.py and manifest.json; `report` writes
+    `dump_dir/report.html` too (tirc/report), once the compile is done.
 
     The result's `.timings` is an ordered mapping of name -> seconds
     (time.perf_counter) of what this compile ran, in the order it ran:
@@ -252,10 +254,19 @@ def compile(
     a compile longer than about 2 seconds prints one line per stage on
     stderr (`tirc: lower 0.4 s`).
     """
-    with _gc_paused():
+    with gc_paused():
         try:
             return _compile(
-                model_or_fn, example_inputs, backend, device, dump_after, dump_dir, options, source, train
+                model_or_fn,
+                example_inputs,
+                backend,
+                device,
+                dump_after,
+                dump_dir,
+                options,
+                source,
+                train,
+                report,
             )
         except TircError as err:
             # An error that names no file is about the call's arguments.
@@ -263,7 +274,7 @@ def compile(
 
 
 @contextlib.contextmanager
-def _gc_paused():
+def gc_paused():
     """Compiling makes many short-lived objects (FX nodes, sympy expressions,
     parse trees) and Python's cyclic collector, triggered by them, walks
     torch's whole heap each time: a third of a compile. It is paused for the
@@ -277,7 +288,9 @@ def _gc_paused():
             gc.enable()
 
 
-def _compile(model_or_fn, example_inputs, backend, device, dump_after, dump_dir, options, source, train):
+def _compile(
+    model_or_fn, example_inputs, backend, device, dump_after, dump_dir, options, source, train, report
+):
     example_inputs = list(example_inputs)
     if device is None:
         device = "cuda" if any(getattr(x, "is_cuda", False) for x in example_inputs) else "cpu"
@@ -292,22 +305,42 @@ def _compile(model_or_fn, example_inputs, backend, device, dump_after, dump_dir,
     stages = parse_dump_after(dump_after)
     if stages and dump_dir is None:
         raise TircError("dump_after needs a dump_dir")
+    if report and not stages:
+        raise TircError("report=True needs dumps: give dump_after (and dump_dir)")
     if train:
         from .training_program import compile_training
 
-        return compile_training(model_or_fn, example_inputs, opts, name, path, stages, dump_dir)
+        return compile_training(model_or_fn, example_inputs, opts, name, path, stages, dump_dir, report)
     root = model_or_fn if isinstance(model_or_fn, torch.nn.Module) else None
-    return compile_program(model_or_fn, example_inputs, opts, name, path, stages, dump_dir, root=root)
+    return compile_program(
+        model_or_fn, example_inputs, opts, name, path, stages, dump_dir, root=root, report=report
+    )
 
 
 def compile_program(
-    fn, example_inputs, opts: Options, name: str, path, stages, dump_dir, root=None, names=None, locate=None
+    fn,
+    example_inputs,
+    opts: Options,
+    name: str,
+    path,
+    stages,
+    dump_dir,
+    root=None,
+    names=None,
+    locate=None,
+    report: bool = False,
+    progress: Timings | None = None,
+    sources: list[str] | None = None,
 ) -> CompiledProgram:
     """Capture `fn` on `example_inputs` and compile it with `opts`, writing
-    the `stages` dumps into `dump_dir`; `root` is the nn.Module whose
-    parameters and buffers the program reads at each call, `names` and
-    `locate` as capture's."""
-    timings = Timings.for_stderr()
+    the `stages` dumps into `dump_dir` (and report.html with `report`);
+    `root` is the nn.Module whose parameters and buffers the program reads
+    at each call, `names` and `locate` as capture's, `progress` the
+    timings to measure into (default: Timings.for_stderr()), `sources` the
+    user's files the report shows (default: `path`). A crash that wrote a
+    reproducer says where in a note on the exception (its traceback shows
+    it)."""
+    timings = progress if progress is not None else Timings.for_stderr()
     module, text, lifted, spec = capture_program(fn, example_inputs, name, path, opts, timings, names, locate)
     writer = DumpWriter(dump_dir, stages, name, opts, timings=timings) if dump_dir is not None else None
     repro = Reproducers(Path(dump_dir if dump_dir is not None else "."))
@@ -321,10 +354,25 @@ def compile_program(
         )
         check_determinism(dump, writer, None, timings)
         call = compiled.load().call
+    except Exception as err:
+        _note_reproducer(err)
+        raise
     finally:
         if builds is not None:
             builds.close()
     if writer is not None:
         writer.finish()  # the manifest, with the timings of the whole compile
+        if report:
+            from .report import write_report
+
+            write_report(Path(dump_dir), sources=sources or ([path] if path else None))
     graphs = opts.device == "cuda" and opts.cuda_graphs and not opts.free_inputs
     return CompiledProgram(call, lifted, spec, compiled, len(example_inputs), root, graphs)
+
+
+def _note_reproducer(err: BaseException) -> None:
+    """Name the reproducer that a crash wrote in a note on the exception
+    (Python 3.11's add_note; the CLI prints it itself)."""
+    lines = crash_report(err)
+    if lines and hasattr(err, "add_note"):
+        err.add_note(lines[0])

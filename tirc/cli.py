@@ -9,26 +9,52 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.metadata
 import os
 import sys
 import warnings
 from pathlib import Path
 
-from codegen import BACKENDS, remote_cache
 from ir_text import STAGES, VERSION, TircError, parse, print_ir, printable
 from repro import diff_modules
 
-from . import commands
-from .compiler import options_of
-from .crash import crash_report
-from .reducing import reduce_command
-from .dumps import write_atomic
-from .pipeline import Context, check_module
-from .sources import load_dump, read_saved_input, read_text
+from . import default_triton_interpreter
+from .files import read_text, write_atomic
 from .steps import WHOLE_STEPS
 
+# Only what `fmt`, `diff` and `--help` need is imported above: torch, and
+# everything that imports it, is imported by the commands that run programs
+# (its import alone takes seconds).
+
 EXIT_OK, EXIT_MISMATCH, EXIT_ERROR = 0, 1, 2
+
+
+class _Backends:
+    """The names of codegen's backend table, for argparse's `choices`,
+    read when a name is checked: importing codegen imports torch, which
+    `tirc fmt` and `tirc --help` do without."""
+
+    def __contains__(self, name) -> bool:
+        from codegen import BACKENDS
+
+        return name in BACKENDS
+
+    def __iter__(self):
+        from codegen import BACKENDS
+
+        return iter(sorted(BACKENDS))
+
+
+_BACKENDS = _Backends()
+_BACKEND_HELP = "a backend of codegen's table: cpp (the default; C++/OpenMP) or triton"
+
+
+class _Version(argparse.Action):
+    """`--version`, its text read only when asked for (importlib.metadata's
+    import costs what a quick command should not)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_version())
+        parser.exit()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,7 +66,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="tirc", description="A debuggable compiler for PyTorch programs.")
-    parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument("--version", action=_Version, nargs=0, help="print tirc's version and exit")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     c = sub.add_parser("compile", help="compile a .py program, a .pt2 file or a .tir dump")
@@ -48,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         "source", help="a .py file (class Model + get_inputs), a .pt2 file (torch.export.save) or a .tir dump"
     )
     c.add_argument("--entry", help="compile this function of the .py file instead of Model")
-    c.add_argument("--backend", choices=sorted(BACKENDS))
+    c.add_argument("--backend", choices=_BACKENDS, metavar="BACKEND", help=_BACKEND_HELP)
     c.add_argument("--device", choices=("cpu", "cuda"))
     c.add_argument(
         "--dump-after",
@@ -79,13 +105,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="save the input tensors as DIR/inputs/<sha256>.pt; the dumps name them and replay loads them",
     )
     _timings_flag(c)
+    _verbose_flag(c)
+    _profile_flags(c)
     _remote_cache_flag(c)
+    c.add_argument(
+        "--report",
+        action="store_true",
+        help="write DIR/report.html, an HTML report of the dumps (implies --dump-after=all when not given)",
+    )
     r = sub.add_parser("replay", help="run a dump's remaining stages and check the result")
     r.add_argument("file")
-    r.add_argument("--backend", choices=sorted(BACKENDS))
+    r.add_argument("--backend", choices=_BACKENDS, metavar="BACKEND", help=_BACKEND_HELP)
     r.add_argument("--device", choices=("cpu", "cuda"))
     r.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
     _timings_flag(r)
+    _verbose_flag(r)
+    _profile_flags(r)
     _remote_cache_flag(r)
 
     f = sub.add_parser("fmt", help="rewrite dumps in canonical form")
@@ -108,9 +143,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="crash[:REGEX] | mismatch | cmd:SHELL (the candidate's path is {} or the last argument)",
     )
     red.add_argument("-o", "--output", metavar="OUT.tir", help="where the reduced dump goes")
-    red.add_argument("--backend", choices=sorted(BACKENDS))
+    red.add_argument("--backend", choices=_BACKENDS, metavar="BACKEND", help=_BACKEND_HELP)
     red.add_argument("--device", choices=("cpu", "cuda"))
     red.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+
+    rep = sub.add_parser("report", help="write an HTML report of a compile's dumps (DIR/report.html)")
+    rep.add_argument("directory", metavar="DIR", help="a dump directory (tirc compile --dump-after=all)")
+    rep.add_argument("-o", "--output", metavar="FILE", help="the report's path (default: DIR/report.html)")
+    rep.add_argument(
+        "--source",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a source file the dumps' loc(...) lines name, to embed (repeatable)",
+    )
     return parser
 
 
@@ -119,6 +165,29 @@ def _timings_flag(parser) -> None:
         "--timings",
         action="store_true",
         help="print the seconds of each stage and step, and their share of the total, on stderr",
+    )
+
+
+def _profile_flags(parser) -> None:
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="run the compiled program under torch.profiler and print the time of each kernel and extern"
+        " call against the measured total (with a dump dir: the manifest's profile)",
+    )
+    parser.add_argument(
+        "--profile-trace",
+        metavar="FILE",
+        help="profile (as --profile) and write the profiled runs as a Chrome trace to FILE",
+    )
+
+
+def _verbose_flag(parser) -> None:
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print each stage on stderr as it finishes, with its seconds",
     )
 
 
@@ -138,6 +207,8 @@ def _remote_cache(url: str | None):
     if url is None:
         yield
         return
+    from codegen import remote_cache
+
     variable = remote_cache.URL_VARIABLE
     remote_cache.check_url(url, "--remote-cache")
     saved = os.environ.get(variable)
@@ -155,7 +226,8 @@ def _fmt(args) -> int:
     status = EXIT_OK
     for path in args.files:
         text = read_text(path)
-        canonical = print_ir(parse(text, path))
+        # Unpositioned: the fast parse, and a file it fails on is parsed again for the error's position.
+        canonical = print_ir(parse(text, path, positions=False))
         if canonical == text:
             continue
         if args.check:
@@ -168,6 +240,10 @@ def _fmt(args) -> int:
 
 
 def _verify(args) -> int:
+    from .compiler import options_of
+    from .pipeline import Context, check_module
+    from .sources import load_dump, read_saved_input
+
     status = EXIT_OK
     for path in args.files:
         try:
@@ -185,7 +261,8 @@ def _verify(args) -> int:
 
 
 def _diff(args) -> int:
-    patch = diff_modules(load_dump(args.first), load_dump(args.second), args.first, args.second)
+    first, second = (parse(read_text(path), path, positions=False) for path in (args.first, args.second))
+    patch = diff_modules(first, second, args.first, args.second)
     if not patch:
         print(f"{args.first} and {args.second} are structurally equal", file=sys.stderr)
         return EXIT_OK
@@ -193,9 +270,40 @@ def _diff(args) -> int:
     return EXIT_MISMATCH
 
 
+def _compile(args) -> int:
+    default_triton_interpreter()
+    from .commands import compile_command
+
+    return compile_command(args)
+
+
+def _replay(args) -> int:
+    default_triton_interpreter()
+    from .commands import replay_command
+
+    return replay_command(args)
+
+
+def _reduce(args) -> int:
+    default_triton_interpreter()
+    from .reducing import reduce_command
+
+    return reduce_command(args)
+
+
+def _report(args) -> int:
+    from .report import write_report
+
+    path = write_report(args.directory, sources=args.source, output=args.output)
+    print(f"tirc: wrote {printable(str(path))}", file=sys.stderr)
+    return EXIT_OK
+
+
 def _version() -> str:
     """`tirc X.Y.Z (IR text V)`: the package's version, and the text format's
     version that dump headers carry and the parser checks."""
+    import importlib.metadata
+
     try:
         package = importlib.metadata.version("tirc")
     except importlib.metadata.PackageNotFoundError:  # run from a checkout, not installed
@@ -210,12 +318,13 @@ def main(argv: list[str] | None = None) -> int:
     # messages, never a finding about the program.
     warnings.filterwarnings("ignore", category=RuntimeWarning, module="triton.runtime.interpreter")
     handlers = {
-        "compile": commands.compile_command,
-        "replay": commands.replay_command,
+        "compile": _compile,
+        "replay": _replay,
         "fmt": _fmt,
         "verify": _verify,
         "diff": _diff,
-        "reduce": reduce_command,
+        "reduce": _reduce,
+        "report": _report,
     }
     try:
         with _remote_cache(getattr(args, "remote_cache", None)):
@@ -241,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
             ),
             file=sys.stderr,
         )
+        from .crash import crash_report
+
         for line in crash_report(err):
             print(printable(line), file=sys.stderr)
         return EXIT_ERROR

@@ -14,6 +14,7 @@ from lowering import copy_with_layout, fallback_ops, interpret, widened
 from repro import compile_args, recording
 from scheduler import extern_kernels
 
+from . import profiling
 from .compare import Mismatch, compare_outputs
 from .compiler import capture_program, check_determinism, compile_module, options_of, parse_dump_after
 from .crash import Reproducers
@@ -79,14 +80,29 @@ def _clone(xs):
 
 
 def compile_command(args) -> int:
+    if getattr(args, "report", False) and not args.dump_after:
+        args.dump_after = "all"  # a report shows the dumps
     try:
-        return _compile(args)
+        status = _compile(args)
     except TircError as err:
         raise err.located(args.source) from None
+    if getattr(args, "report", False):
+        _write_report(args)
+    return status
+
+
+def _write_report(args) -> None:
+    """`--report`: DIR/report.html, once every file of the compile is written
+    (the dumps, output_code.py, the manifest with its timings and profile)."""
+    from .report import write_report
+
+    sources = [args.source] if Path(args.source).suffix == ".py" else []
+    path = write_report(args.dump_dir or "tirc-dump", sources=sources)
+    print(f"tirc: report in {printable(str(path))}", file=sys.stderr)
 
 
 def _compile(args) -> int:
-    timings = Timings.for_stderr()
+    timings = Timings.for_stderr(args.verbose)
     stages = parse_dump_after(args.dump_after)
     dump_dir = args.dump_dir or ("tirc-dump" if stages or args.save_inputs else None)
     suffix = Path(args.source).suffix
@@ -94,6 +110,7 @@ def _compile(args) -> int:
         raise TircError("expected a .pt2 file (torch.export.save), a .py program or a .tir dump")
     if args.entry and suffix != ".py":
         raise TircError("--entry applies to .py sources only")
+    profiling.check_flags(args)
     if getattr(args, "train", False):
         if suffix == ".tir":
             raise TircError(
@@ -132,9 +149,9 @@ def _compile(args) -> int:
             builds=builds,
         )
         _after_compile(args, compiled, options, dump, writer, timings)
-        if not args.check:
-            return EXIT_OK
-        return _check_program(module, compiled.load().call, program, state)
+        status = _check_program(module, compiled.load().call, program, state) if args.check else EXIT_OK
+        profiling.profile_command(args, compiled, options, state + program.inputs, writer)
+        return status
 
 
 def _check_program(module, call, program, state: list[torch.Tensor]) -> int:
@@ -174,7 +191,8 @@ def _checked_dump(path: str, args, timings: Timings):
 def _compile_dump(args, stages: set[str], dump_dir: str | None, timings: Timings) -> int:
     module, options = _checked_dump(args.source, args, timings)
     # Read (and check) saved inputs before compiling: a missing file fails fast.
-    inputs = header_inputs(module, args.source) if args.check or args.save_inputs else None
+    wants_inputs = args.check or args.save_inputs or profiling.wanted(args)
+    inputs = header_inputs(module, args.source) if wants_inputs else None
     writer = (
         DumpWriter(dump_dir, stages, module.source, options, keep=args.source, timings=timings)
         if dump_dir
@@ -194,9 +212,9 @@ def _compile_dump(args, stages: set[str], dump_dir: str | None, timings: Timings
             module, options, dump, args.stop_after, repro=repro, timings=timings, builds=builds
         )
         _after_compile(args, compiled, options, dump, writer, timings)
-        if not args.check:
-            return EXIT_OK
-        return _check_dump(module, compiled.load().call, inputs)
+        status = _check_dump(module, compiled.load().call, inputs) if args.check else EXIT_OK
+        profiling.profile_command(args, compiled, options, inputs, writer)
+        return status
 
 
 @contextlib.contextmanager
@@ -350,7 +368,8 @@ def replay_command(args) -> int:
 
 
 def _replay(args) -> int:
-    timings = Timings.for_stderr()
+    timings = Timings.for_stderr(args.verbose)
+    profiling.check_flags(args)
     module, options = _checked_dump(args.file, args, timings)
     inputs = header_inputs(module, args.file)
     repro = Reproducers(Path(args.file).parent, read_text(args.file))  # beside the dump, never elsewhere
@@ -359,4 +378,5 @@ def _replay(args) -> int:
         call = compiled.load().call
     status = _check_dump(module, call, inputs)
     _print_timings(args, compiled)
+    profiling.profile_command(args, compiled, options, inputs)
     return status

@@ -3,9 +3,10 @@ manifest rewritten after each file, so the dump directory is never
 half-written, even when a later stage fails. With `--save-inputs`, the input
 tensors go to `inputs/<sha256>.pt` before any dump that names them.
 
-The manifest's "timings" (the compile's, timings.py) are the one part of
-the directory that differs from run to run: determinism checks compare it
-without them (`comparable_files`)."""
+The manifest's "timings" (the compile's, timings.py) and "profile" (a
+`--profile` run's, profiling.py) are the parts of the directory that differ
+from run to run: determinism checks compare it without them
+(`comparable_files`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import json
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 import torch
@@ -24,34 +24,8 @@ from ir_text import Input, Module, TircError, storage_span
 from lowering import fallback_ops
 from scheduler import extern_kernels, peak_memory
 
+from .files import text_bytes, write_atomic
 from .timings import Timings
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _bytes(data: str | bytes) -> bytes:
-    """Text is written as UTF-8 with its newlines as they are."""
-    return data if isinstance(data, bytes) else data.encode()
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write `data` to `path` so that readers see the old file or the new one, never half of it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        # mkstemp creates the file 0600; give it the mode a plain open() would.
-        os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as f:
-            f.write(_bytes(data))
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def counts(module: Module) -> dict:
@@ -79,7 +53,7 @@ def counts(module: Module) -> dict:
 # compile's may not outlive: a stale 05-memplan.tir beside a new 01-capture.tir
 # would replay another program without a word.
 _STAGE_FILE = re.compile(r"\d\d-[a-z]+(\.[a-z-]+)?\.tir")
-_OWN_FILES = ("manifest.json", "output_code.py")
+_OWN_FILES = ("manifest.json", "output_code.py", "report.html")
 
 
 class DumpWriter:
@@ -111,6 +85,7 @@ class DumpWriter:
         self._keep = Path(keep).resolve() if keep else None
         self._cleared = False
         self._timings = timings
+        self._profile: dict | None = None
 
     def wants(self, stage: str) -> bool:
         return stage in self.stages
@@ -141,7 +116,7 @@ class DumpWriter:
         if not self._cleared:
             self._clear_stale()
         write_atomic(self.dir / filename, data)
-        entry = {"stage": stage, "file": filename, "sha256": hashlib.sha256(_bytes(data)).hexdigest()}
+        entry = {"stage": stage, "file": filename, "sha256": hashlib.sha256(text_bytes(data)).hexdigest()}
         if module is not None:
             entry.update(counts(module))
         self.entries.append(entry)
@@ -151,6 +126,12 @@ class DumpWriter:
         """Rewrite the manifest with the whole compile's timings (nothing
         when no file was written: the directory stays as it was)."""
         if self.written and self._timings is not None:
+            self._manifest()
+
+    def add_profile(self, profile: dict) -> None:
+        """Record a `--profile` run (profiling.py) as the manifest's "profile"."""
+        self._profile = profile
+        if self.written:
             self._manifest()
 
     def _manifest(self) -> None:
@@ -165,6 +146,8 @@ class DumpWriter:
                 {"name": name, "seconds": round(seconds, 6)}
                 for name, seconds in self._timings.as_dict().items()
             ]
+        if self._profile is not None:
+            manifest["profile"] = self._profile
         write_atomic(self.dir / "manifest.json", json.dumps(manifest, indent=2, sort_keys=True) + "\n")
 
     def save_inputs(self, inputs: list[Input], saved: list[bytes]) -> None:
@@ -177,18 +160,19 @@ class DumpWriter:
 
 
 def manifest_without_timings(data: bytes) -> bytes:
-    """A manifest.json's bytes less its "timings", which differ between
-    runs: what a determinism check compares."""
+    """A manifest.json's bytes less its "timings" and "profile", which differ
+    between runs: what a determinism check compares."""
     manifest = json.loads(data)
     manifest.pop("timings", None)
+    manifest.pop("profile", None)
     return (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
 
 
 def comparable_files(directory: Path) -> dict[str, bytes]:
     """Each file under a dump directory (its path relative to it -> its
     bytes) as two runs' directories are compared: manifest.json without
-    its timings, the one thing that differs between runs (and so is every
-    manifest.json below it)."""
+    its timings and profile, the things that differ between runs (and so
+    is every manifest.json below it)."""
     files = {
         path.relative_to(directory).as_posix(): path.read_bytes()
         for path in sorted(Path(directory).rglob("*"))

@@ -29,22 +29,38 @@ import warnings
 import torch
 
 from codegen import random_input
+from lowering import graph_source_files
 
+from .graph_dumps import GraphDumps, graph_dumps, named_reproducer
+from .training import graph_function
+
+# The program name in the headers of the graphs torch.compile hands over.
+SOURCE = "dynamo_graph"
 # Distinct sizes and values one graph is compiled for; later ones run eagerly.
 SPECIALIZATION_LIMIT = 8
 
 
 def tirc_backend(gm: torch.fx.GraphModule, example_inputs, **kwargs):
     options = dict(kwargs.get("options") or {})
+    dumps = graph_dumps(options)  # the dump keys, out of the compiler's options
     # The device's backend unless named: Triton for CUDA tensors, else C++.
     cuda = any(getattr(x, "is_cuda", False) for x in example_inputs)
     backend = options.pop("backend", "triton" if cuda else "cpp")
-    if torch.is_grad_enabled() and any(getattr(x, "requires_grad", False) for x in example_inputs):
-        return _train(gm, example_inputs, backend, options)
-    read = _read_inputs(gm)
-    if all(_is_static(x) for x in example_inputs) and not read:
-        return _compile(gm, [_real(x, k) for k, x in enumerate(example_inputs)], backend, options)
-    return _PerShape(gm, backend, options, read)
+    try:
+        if torch.is_grad_enabled() and any(getattr(x, "requires_grad", False) for x in example_inputs):
+            return _train(gm, example_inputs, backend, options, dumps)
+        read = _read_inputs(gm)
+        if all(_is_static(x) for x in example_inputs) and not read:
+            inputs = [_real(x, k) for k, x in enumerate(example_inputs)]
+            sources = graph_source_files(gm) if dumps.report else None
+            return _compile(graph_function(gm), inputs, backend, options, dumps, _placeholders(gm), sources)
+        return _PerShape(gm, backend, options, read, dumps)
+    except Exception as err:
+        # Dynamo shows only the message of what a backend raises: it names the reproducer.
+        crash = named_reproducer(err)
+        if crash is err:
+            raise
+        raise crash from err
 
 
 # How a graph reads a tensor's value as a Python number.
@@ -62,7 +78,7 @@ def _read_inputs(gm: torch.fx.GraphModule) -> frozenset[int]:
     )
 
 
-def _train(gm: torch.fx.GraphModule, example_inputs, backend: str, options: dict):
+def _train(gm: torch.fx.GraphModule, example_inputs, backend: str, options: dict, dumps: GraphDumps):
     """The graph for training: AOTAutograd's forward and backward graphs,
     each compiled by tirc, its inputs named as Dynamo's placeholders."""
     from .options import Options
@@ -72,20 +88,53 @@ def _train(gm: torch.fx.GraphModule, example_inputs, backend: str, options: dict
     pairs = {**options, "backend": backend, "device": "cuda" if cuda else "cpu"}
     opts = Options.from_pairs(sorted(pairs.items()))
     primals = [n.name for n in gm.graph.nodes if n.op == "placeholder"]
-    graphs = lambda: GraphCompiler(opts, "dynamo_graph", None, set(), None, primals)  # noqa: E731
+
+    def graphs(dumps: GraphDumps):
+        sources = graph_source_files(gm) if dumps.report else None
+        return GraphCompiler(
+            opts, SOURCE, None, dumps.stages, dumps.directory, primals, report=dumps.report, sources=sources
+        )
+
     if not all(_is_static(x) for x in example_inputs):
-        return _PerShapeTraining(gm, backend, options, graphs=graphs)
-    return aot_compile(gm, example_inputs, graphs())
+        return _PerShapeTraining(gm, backend, options, dumps, graphs=graphs)
+    return aot_compile(gm, example_inputs, graphs(dumps))
 
 
-def _compile(fn, inputs, backend: str, options: dict):
-    from .api import compile as tirc_compile
+def _compile(fn, inputs, backend: str, options: dict, dumps: GraphDumps, names: list[str], sources=None):
+    """Compile `fn`, a graph run node by node (graph_function), for
+    `inputs`, named as the graph's placeholders, with the user's source
+    lines from its nodes' stack traces (`sources`: their files, for the report)."""
+    from lowering import graph_locator
 
+    from .api import compile_program, gc_paused
+    from .options import Options
+
+    cuda = any(getattr(x, "is_cuda", False) for x in inputs)
+    opts = Options.from_pairs(
+        sorted({**options, "backend": backend, "device": "cuda" if cuda else "cpu"}.items())
+    )
     # Outside Dynamo's tracing context: make_fx would otherwise trace with
     # Dynamo's fake mode and its symbolic shapes (sym_size nodes for a static
     # graph that refunctionalizes an in-place op on a view).
-    with torch._guards.tracing(None):
-        return tirc_compile(fn, inputs, backend=backend, options=options, source="dynamo_graph")
+    with torch._guards.tracing(None), gc_paused():
+        return compile_program(
+            fn,
+            inputs,
+            opts,
+            SOURCE,
+            None,
+            dumps.stages,
+            dumps.directory,
+            names=names,
+            locate=graph_locator(SOURCE, None),
+            report=dumps.report,
+            sources=sources,
+        )
+
+
+def _placeholders(gm: torch.fx.GraphModule) -> list[str]:
+    """The names of the graph's inputs (Dynamo's: `l_x_`, `l_self_modules_fc_parameters_weight_`)."""
+    return [node.name for node in gm.graph.nodes if node.op == "placeholder"]
 
 
 def _is_static(x) -> bool:
@@ -106,11 +155,12 @@ class _PerShape:
     (`read`): compiled at call time, once per set of concrete sizes, strides
     and dtypes, values of its integer inputs and values it reads."""
 
-    def __init__(self, gm: torch.fx.GraphModule, backend: str, options: dict, read=frozenset()):
+    def __init__(self, gm: torch.fx.GraphModule, backend: str, options: dict, read=frozenset(), dumps=None):
         self.gm = gm
         self.backend = backend
         self.options = options
         self.read = read
+        self.dumps = dumps or GraphDumps()  # each compile's go to `shapeK/` inside the graph's directory
         self.compiled: dict = {}
         self.warned = False
 
@@ -149,12 +199,19 @@ class _PerShape:
             full = list(fixed)
             for k, x in zip(tensors, inputs):
                 full[k] = x
-            return self.gm(*full)
+            return run(*full)
 
+        run = graph_function(self.gm)
         return specialised, [args[k] for k in tensors]
 
+    def _shape_dumps(self) -> GraphDumps:
+        return self.dumps.inside(f"shape{len(self.compiled)}")
+
     def _compile(self, args):
-        return _compile(*self._specialised(args), self.backend, self.options)
+        names = [name for k, name in enumerate(_placeholders(self.gm)) if self._traced(k, args[k])]
+        sources = graph_source_files(self.gm) if self.dumps.report else None
+        dumps = self._shape_dumps()
+        return _compile(*self._specialised(args), self.backend, self.options, dumps, names, sources)
 
 
 def _value(a):
@@ -169,8 +226,8 @@ class _PerShapeTraining(_PerShape):
     each new set of concrete sizes, the graph specialised to them is traced
     (fake tensors) and compiled for training as a static one is."""
 
-    def __init__(self, gm, backend: str, options: dict, graphs):
-        super().__init__(gm, backend, options)
+    def __init__(self, gm, backend: str, options: dict, dumps, graphs):
+        super().__init__(gm, backend, options, dumps=dumps)
         self.graphs = graphs
 
     def _compile(self, args):
@@ -183,4 +240,4 @@ class _PerShapeTraining(_PerShape):
             traced = make_fx(
                 specialised, tracing_mode="fake", record_stack_traces=True, _allow_non_fake_inputs=True
             )(*inputs)
-            return aot_compile(traced, inputs, self.graphs())
+            return aot_compile(traced, inputs, self.graphs(self._shape_dumps()))

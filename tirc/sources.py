@@ -22,6 +22,8 @@ import torch
 
 from ir_text import Input, Module, TircError, first_line, parse, to_torch
 
+from .files import read_text
+
 
 @dataclass
 class Program:
@@ -63,23 +65,6 @@ def _user_error(path: Path, err: BaseException) -> TircError:
     text = str(err).strip().splitlines()
     message = f"{type(err).__name__}: {text[0]}" if text else type(err).__name__
     return TircError(message, str(path), line)
-
-
-def read_text(path: str) -> str:
-    file = Path(path)
-    try:
-        # Not a FIFO or a device: reading one would block or never end.
-        if file.exists() and not file.is_dir() and not file.is_file():
-            raise TircError("not a regular file", path)
-        return file.read_text()
-    except FileNotFoundError:
-        raise TircError("no such file", path) from None
-    except IsADirectoryError:
-        raise TircError("is a directory, not a file", path) from None
-    except UnicodeDecodeError:
-        raise TircError("not a text file", path) from None
-    except OSError as err:
-        raise TircError(err.strerror or str(err), path) from None
 
 
 def load_dump(path: str) -> Module:

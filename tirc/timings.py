@@ -14,7 +14,8 @@ the code-cache lookup, and is counted under `capture`).
 A long compile says how far it got: once it has run PROGRESS_AFTER_S
 seconds, one line per stage on a terminal's stderr (`tirc: lower 0.4 s`),
 the stages already done first; never on a file or a pipe, whose output
-stays as quiet and deterministic as before.
+stays as quiet and deterministic as before. `-v` asks for every stage's
+line on any stderr, from the first (`tirc: lower 0.412 s`).
 """
 
 from __future__ import annotations
@@ -40,8 +41,12 @@ class Timings:
         progress: TextIO | None = None,
         clock: Callable[[], float] = time.perf_counter,
         progress_after: float | None = None,
+        label: str = "",
+        digits: int = 1,
     ):
         self._clock = clock
+        self._label = label  # before each progress line's stage (`forward: `)
+        self._digits = digits  # of the seconds in progress lines (-v's: short stages too)
         self._start = clock()
         self._seconds: dict[str, float] = {}
         self._progress = progress
@@ -50,9 +55,13 @@ class Timings:
         self._reported: set[str] = set()
 
     @classmethod
-    def for_stderr(cls) -> Timings:
-        """The timings of a compile that reports progress on stderr when it is a terminal."""
-        return cls(progress=sys.stderr if sys.stderr.isatty() else None)
+    def for_stderr(cls, verbose: bool = False, label: str = "") -> Timings:
+        """The timings of a compile that reports progress on stderr when it
+        is a terminal, or with `verbose` (`-v`) on any stderr, from the
+        first stage on."""
+        if verbose:
+            return cls(progress=sys.stderr, progress_after=0.0, label=label, digits=3)
+        return cls(progress=sys.stderr if sys.stderr.isatty() else None, label=label)
 
     @contextlib.contextmanager
     def measure(self, name: str) -> Iterator[None]:
@@ -84,7 +93,7 @@ class Timings:
         if self._progress is None or stage in self._reported:
             return
         self._reported.add(stage)
-        self._held.append(f"tirc: {stage} {seconds:.1f} s")
+        self._held.append(f"tirc: {self._label}{stage} {seconds:.{self._digits}f} s")
         if self._clock() - self._start < self._progress_after:
             return
         for line in self._held:

@@ -53,7 +53,9 @@ def train_command(args, timings) -> int:
         program.to(options.device)
     inputs = _with_gradients(program)
     reference = copy.deepcopy(program.fn) if args.check else None
-    compiled = compile_training(program.fn, inputs, options, program.name, program.path, stages, dump_dir)
+    compiled = compile_training(
+        program.fn, inputs, options, program.name, program.path, stages, dump_dir, verbose=args.verbose
+    )
     # One step compiles the backward (at its first call): --check's own, else a plain one.
     if args.check:
         status, verdict = _check(program, compiled, reference, inputs)

@@ -37,6 +37,7 @@ import torch
 
 
 from .dumps import write_atomic
+from .timings import Timings
 
 # The graphs a training compile makes, in the order they are compiled.
 GRAPHS = ("forward", "backward")
@@ -210,8 +211,22 @@ class GraphCompiler:
     its own (its dumps in `dump_dir/KIND`), and records the partition and
     the memory plans' peaks for the training manifest."""
 
-    def __init__(self, options, name: str, path, stages, dump_dir, primals: list[str]):
+    def __init__(
+        self,
+        options,
+        name: str,
+        path,
+        stages,
+        dump_dir,
+        primals: list[str],
+        report: bool = False,
+        verbose: bool = False,
+        sources: list[str] | None = None,
+    ):
         self.options = options
+        self.sources = sources or ([path] if path else None)  # the user's files the report shows
+        self.verbose = verbose  # whether each stage of each graph's compile is printed (`-v`)
+        self.report = report  # whether DIR/report.html is written after each graph's compile
         self.name = name
         self.path = path
         self.stages = stages
@@ -228,8 +243,12 @@ class GraphCompiler:
         if not all(_is_static(x) for x in example_inputs):
             # Symbolic sizes (Dynamo's dynamic shapes): compiled at each call,
             # once per set of concrete sizes, as an inference graph is.
+            from .graph_dumps import GraphDumps
+
             pairs = {k: v for k, v in self.options.to_pairs() if k != "backend"}
-            return _PerShape(gm, self.options.backend, pairs)
+            directory = self.dump_dir / kind if self.dump_dir is not None else None
+            dumps = GraphDumps(directory, frozenset(self.stages or ()), self.report)
+            return _PerShape(gm, self.options.backend, pairs, dumps=dumps)
         if kind == "backward":
             return AtFirstCall(lambda inputs: self._compile(kind, gm, inputs))
         return self._compile(kind, gm, [_real(x, k) for k, x in enumerate(example_inputs)])
@@ -255,6 +274,10 @@ class GraphCompiler:
             self.forward_outputs = len(_graph_outputs(gm))
         if self.dump_dir is not None and self.stages and kind in GRAPHS:
             self._manifest()
+            if self.report:
+                from .report import write_report
+
+                write_report(self.dump_dir, sources=self.sources)
         return program
 
     def _compile_graph(self, kind: str, gm: torch.fx.GraphModule, inputs: list):
@@ -272,6 +295,7 @@ class GraphCompiler:
             self.dump_dir / kind if self.dump_dir is not None else None,
             names=graph_input_names(gm, self.primals),
             locate=graph_locator(self.name, self.path),
+            progress=Timings.for_stderr(self.verbose, label=f"{kind}: "),
         )
 
     def _graph_options(self):

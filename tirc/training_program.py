@@ -57,7 +57,15 @@ class TrainingProgram:
 
 
 def compile_training(
-    model_or_fn, example_inputs, options, name: str, path, stages, dump_dir
+    model_or_fn,
+    example_inputs,
+    options,
+    name: str,
+    path,
+    stages,
+    dump_dir,
+    report: bool = False,
+    verbose: bool = False,
 ) -> TrainingProgram:
     """`tirc.compile(..., train=True)`: the program traced once (fake
     tensors, with the user's source lines), then AOTAutograd's forward and
@@ -100,6 +108,6 @@ def compile_training(
     except Exception as err:
         raise TircError(f"tracing failed: {type(err).__name__}: {str(err).strip().splitlines()[0]}") from None
     primals = state_names + input_names(model_or_fn, root, len(example_inputs))
-    graphs = GraphCompiler(options, name, path, stages, dump_dir, primals)
+    graphs = GraphCompiler(options, name, path, stages, dump_dir, primals, report, verbose)
     run = aot_compile(gm, state_tensors + example_inputs, graphs)
     return TrainingProgram(run, root, state_names, specs[-1], len(example_inputs), graphs)

@@ -45,6 +45,15 @@ LINES = [
     f"    return ({', '.join(_names('b', 27))}, {', '.join(_names('a', 12))})",
     f'    f("{"),[" * 30}", {", ".join(_names("an_argument", 6))})',
     f"    g(h({', '.join(_names('an_argument', 9))}))",
+    # Trailing comments (an extern call's source line): they count in the length.
+    "    buf0 = x.as_strided([4], [1])  # model.py:3",
+    f"    buf0 = {'x' * 40}.as_strided([32, 64], [1, 32])  # {'m' * 20}.py:10",
+    "    (buf1,) = runtime.extern_call(torch.ops.aten.mm.default, [x, buf0], {}, [((16, 64), (64, 1))])"
+    "  # mix.py:10",
+    "    buf3, _ = runtime.extern_call(torch.ops.aten.native_layer_norm.default, "
+    "[a, [4], b, c, 1e-05], {}, [((2, 4), (4, 1)), ((2, 1), (1, 1)), ((2, 1), (1, 1))])  # model.py:12",
+    '    (buf3,) = runtime.extern_call(torch.ops.aten.sum.dim_IntList, [a], {"dim": "#1"}, '
+    "[((2, 4), (4, 1))])  # model.py:7 #2",
 ]
 
 

@@ -187,13 +187,13 @@ def test_torch_compile_backend(backend, monkeypatch):
     import tirc.api
 
     calls = []
-    real = tirc.api.compile
+    real = tirc.api.compile_program
 
-    def counting(*args, **kwargs):
-        calls.append(kwargs.get("backend"))
-        return real(*args, **kwargs)
+    def counting(fn, inputs, opts, *args, **kwargs):
+        calls.append(opts.backend)
+        return real(fn, inputs, opts, *args, **kwargs)
 
-    monkeypatch.setattr(tirc.api, "compile", counting)
+    monkeypatch.setattr(tirc.api, "compile_program", counting)
     torch._dynamo.reset()
     torch.manual_seed(0)
     model = Gate(37).eval()

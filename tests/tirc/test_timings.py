@@ -167,6 +167,21 @@ def test_no_progress_lines_from_the_cli_off_a_terminal(model_file, capsys, monke
     assert len(lines) == 1 and lines[0].startswith("tirc: compiled model.py"), lines
 
 
+def test_verbose_prints_every_stage_off_a_terminal(model_file, capsys, no_code_cache):
+    """`-v`: a line per stage as it finishes, on a pipe too and for a short
+    compile, then the summary; a training compile names each graph's."""
+    capsys.readouterr()
+    assert main(["compile", str(model_file), "-v"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert [line.split()[1] for line in lines[:-1]] == ["source", *PIPELINE, "codegen"], lines
+    assert all(re.match(r"^tirc: [a-z-]+ \d+\.\d{3} s$", line) for line in lines[:-1]), lines
+    assert lines[-1].startswith("tirc: compiled model.py")
+    assert main(["compile", str(model_file), "-v", "--train"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    assert any(line.startswith("tirc: forward: lower ") for line in lines), lines
+    assert any(line.startswith("tirc: backward: memplan ") for line in lines), lines
+
+
 def test_progress_waits_for_the_threshold_then_prints_each_stage_once():
     now = [0.0]
     out = _Terminal()

@@ -335,6 +335,7 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
 
 // tirc: unit
 // k0: %buf0, %buf1, %buf2
+//   source.py:12 aten.add.Tensor, aten.gelu.default, aten.mul.Tensor
 extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_bias, float* __restrict__ p_buf2) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {
     const float t3 = float(0.5);

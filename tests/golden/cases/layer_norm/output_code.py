@@ -335,6 +335,7 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
 
 // tirc: unit
 // k0: %buf0, %buf1, %buf2, %buf3, %buf4, %buf5
+//   source.py:12 aten.var_mean.correction, aten.sub.Tensor, aten.mul.Tensor, aten.add.Tensor
 extern "C" void k0(const float* __restrict__ p_x, const float* __restrict__ p_norm_weight, const float* __restrict__ p_norm_bias, float* __restrict__ p_buf5) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {
     const float t2 = p_x[37*i0];

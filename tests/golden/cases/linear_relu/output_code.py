@@ -335,6 +335,7 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
 
 // tirc: unit
 // k2: %buf2, %buf3
+//   source.py:12 aten.addmm.default, aten.relu.default
 extern "C" void k2(const float* p_buf1, const float* __restrict__ p_linear_bias, float* p_buf3) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {
     const float t3 = float(0.0);
@@ -365,10 +366,10 @@ def call(args):
         linear_bias, (16,), (1,), torch.float32, "linear_bias", "cpu"
     )
     x = runtime.checked_input(x, (7, 37), (37, 1), torch.float32, "x", "cpu")
-    buf0 = linear_weight.as_strided([37, 16], [1, 37])
+    buf0 = linear_weight.as_strided([37, 16], [1, 37])  # source.py:12
     (buf1,) = runtime.extern_call(
         torch.ops.aten.mm.default, [x, buf0], {}, [((7, 16), (16, 1))]
-    )
+    )  # source.py:12
     del buf0
     buf3 = buf1
     k2(buf1.data_ptr(), linear_bias.data_ptr(), buf3.data_ptr())

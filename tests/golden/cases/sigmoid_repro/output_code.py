@@ -335,6 +335,7 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
 
 // tirc: unit
 // k0: %buf0
+//   moe.py:24 aten.sigmoid.default
 extern "C" void k0(const float* __restrict__ p_v_in, float* __restrict__ p_buf0) {
   for (int64_t i0 = 0; i0 < 2; ++i0) {
     for (int64_t i1 = 0; i1 < 29; ++i1) {

@@ -335,6 +335,7 @@ template <typename T> static inline bool tirc_better_min(T v, T best) {
 
 // tirc: unit
 // k0: %buf0, %buf1, %buf2, %buf3, %buf4, %buf5
+//   source.py:8 aten.mul.Tensor, aten.amax.default, aten.sub.Tensor, aten.exp.default, aten.sum.dim_IntList
 extern "C" void k0(const float* __restrict__ p_x, float* __restrict__ p_buf5) {
   for (int64_t i0 = 0; i0 < 7; ++i0) {
     const float t1 = float(2.0);
