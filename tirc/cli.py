@@ -12,13 +12,12 @@ import contextlib
 import os
 import sys
 import warnings
-from pathlib import Path
 
-from ir_text import STAGES, VERSION, TircError, parse, print_ir, printable
+from ir_text import STAGES, VERSION, TircError, parse, printable
 from repro import diff_modules
 
 from . import default_triton_interpreter
-from .files import read_text, write_atomic
+from .files import read_text
 from .steps import WHOLE_STEPS
 
 # Only what `fmt`, `diff` and `--help` need is imported above: torch, and
@@ -223,20 +222,9 @@ def _remote_cache(url: str | None):
 
 
 def _fmt(args) -> int:
-    status = EXIT_OK
-    for path in args.files:
-        text = read_text(path)
-        # Unpositioned: the fast parse, and a file it fails on is parsed again for the error's position.
-        canonical = print_ir(parse(text, path, positions=False))
-        if canonical == text:
-            continue
-        if args.check:
-            print(f"{path}: not in canonical form (run: tirc fmt {path})", file=sys.stderr)
-            status = EXIT_MISMATCH
-        else:
-            write_atomic(Path(path), canonical)
-            print(f"reformatted {path}", file=sys.stderr)
-    return status
+    from .fmt_command import fmt_command
+
+    return fmt_command(args)
 
 
 def _verify(args) -> int:

@@ -110,3 +110,47 @@ def test_the_table_holds_what_torch_says(dumps, tmp_path):
     assert set(table) == set(pure_ops())
     for name in sorted(table):
         assert table[name] == [printer.live_schema(name), op_policy.live_refusal(name)], name
+
+
+def test_fmt_of_many_files_reports_each_in_order_and_the_worst_status(dumps, tmp_path):
+    """Six files (which fmt splits between two processes): one malformed,
+    one not canonical, the rest canonical. Each is reported in the order
+    given, the malformed one's error does not stop the others, the
+    non-canonical one is rewritten, and the status is the worst (2)."""
+    files = []
+    for k, dump in enumerate(dumps[:4]):
+        files.append(tmp_path / f"{k}.tir")
+        files[-1].write_text(dump.read_text())
+    bad = tmp_path / "bad.tir"
+    bad.write_text("tirc 0.1 stage=capture\n%x = \n")
+    messy = tmp_path / "messy.tir"
+    messy.write_text(dumps[-1].read_text() + "\n\n")
+    order = [files[0], bad, files[1], messy, files[2], files[3]]
+    cache = tmp_path / "cache"
+    _probe(cache, "fmt", "--check", *dumps)  # the table: no torch in the next processes
+    imported, code, err = _probe(cache, "fmt", *order)
+    assert not imported and code == 2, err
+    lines = err.splitlines()
+    assert lines[0].startswith(f"{bad}:2:") and "error" in lines[0], lines
+    assert lines[1:] == [f"reformatted {messy}"], lines
+    assert messy.read_text() == dumps[-1].read_text()
+    imported, code, err = _probe(cache, "fmt", "--check", *order)
+    assert code == 2 and len(err.splitlines()) == 1, err
+
+
+FORK_PROBE = """
+import os, sys
+from types import SimpleNamespace
+from tirc import fmt_command
+fmt_command._format = lambda path, check: (0, f"{path} {os.getpid()}")
+fmt_command.fmt_command(SimpleNamespace(files=list("abcdef"), check=True))
+"""
+
+
+def test_fmt_splits_many_files_between_two_processes():
+    done = subprocess.run([sys.executable, "-c", FORK_PROBE], capture_output=True, text=True, cwd=ROOT)
+    lines = done.stderr.splitlines()
+    assert [line.split()[0] for line in lines] == list("abcdef"), done.stderr
+    pids = [line.split()[1] for line in lines]
+    if (os.cpu_count() or 1) > 1:
+        assert pids[:3] == [pids[0]] * 3 and pids[3:] == [pids[3]] * 3 and pids[0] != pids[3], pids

@@ -1,0 +1,94 @@
+"""`tirc fmt [--check] FILE...`: each file rewritten in canonical form (the
+printer's output), or with --check only reported.
+
+Parsing is the whole cost once the imports are done, and files are
+independent: with four files or more, a process forked after the imports
+and the grammar (so it pays for neither) takes the second half of them,
+on a machine of two cores or more. Only where torch is not imported (the
+CLI's own process): a fork of a process running torch's threads is not
+safe. Every file is checked, and reported in the order given, whatever
+the others hold; the exit status is the worst: 2 if a file could not be
+read or parsed, else 1 if one was not canonical (--check), else 0."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from ir_text import TircError, parse, print_ir
+
+from .files import read_text, write_atomic
+
+EXIT_OK, EXIT_MISMATCH, EXIT_ERROR = 0, 1, 2
+# The fewest files worth a second process (forking costs a few milliseconds).
+FORK_FROM = 4
+# A module to parse before forking, so that both processes have the parser.
+_EMPTY = 'tirc 0.1 stage=capture source="empty"\noptions {}\n\nreturn ()\n'
+
+
+def fmt_command(args) -> int:
+    results = _in_two_processes(args.files, args.check) if _forks(args.files) else None
+    if results is None:
+        results = [_format(path, args.check) for path in args.files]
+    for _, message in results:
+        if message:
+            print(message, file=sys.stderr)
+    return max((status for status, _ in results), default=EXIT_OK)
+
+
+def _format(path: str, check: bool) -> tuple[int, str]:
+    """(exit status, message) of one file, written in canonical form unless `check`."""
+    try:
+        text = read_text(path)
+        # Unpositioned: the fast parse, and a file it fails on is parsed again for the error's position.
+        canonical = print_ir(parse(text, path, positions=False))
+        if canonical == text:
+            return EXIT_OK, ""
+        if check:
+            return EXIT_MISMATCH, f"{path}: not in canonical form (run: tirc fmt {path})"
+        write_atomic(Path(path), canonical)
+        return EXIT_OK, f"reformatted {path}"
+    except TircError as err:
+        return EXIT_ERROR, err.located(path).format()
+
+
+def _forks(files: list[str]) -> bool:
+    return (
+        len(files) >= FORK_FROM
+        and (os.cpu_count() or 1) > 1
+        and hasattr(os, "fork")
+        and "torch" not in sys.modules
+    )
+
+
+def _in_two_processes(files: list[str], check: bool) -> list[tuple[int, str]] | None:
+    """The results of every file, the second half's from a forked process;
+    None when the fork fails (the caller formats them all itself)."""
+    parse(_EMPTY, "<empty>", positions=False)  # the parser built once, before the fork
+    half = (len(files) + 1) // 2
+    reader, writer = os.pipe()
+    try:
+        child = os.fork()
+    except OSError:
+        os.close(reader)
+        os.close(writer)
+        return None
+    if child == 0:  # the second half, then its results down the pipe
+        os.close(reader)
+        code = 0
+        try:
+            with os.fdopen(writer, "w") as out:
+                json.dump([_format(path, check) for path in files[half:]], out)
+        except BaseException:
+            code = 1
+        os._exit(code)
+    os.close(writer)
+    first = [_format(path, check) for path in files[:half]]
+    with os.fdopen(reader) as pipe:
+        data = pipe.read()
+    _, status = os.waitpid(child, 0)
+    if status != 0 or not data:  # the child died: its files are formatted here
+        return first + [_format(path, check) for path in files[half:]]
+    return first + [tuple(result) for result in json.loads(data)]
