@@ -260,3 +260,23 @@ def test_a_training_compile_is_one_report_of_both_graphs(tmp_path, cli):
     # One graph's directory is a report of its own.
     alone = page_data(build_report(tmp_path / "d" / "backward"))
     assert [g["name"] for g in alone["graphs"]] == [""] and alone["training"] is None
+
+
+def test_the_api_writes_the_report_with_report_true(tmp_path):
+    """tirc.compile(..., report=True) writes dump_dir/report.html once the
+    compile is done, embedding the file that defines the function; without
+    dumps it is one clear error."""
+    import torch
+
+    import tirc
+
+    def program(x):
+        return torch.softmax(x * 3, dim=-1)
+
+    compiled = tirc.compile(program, [torch.randn(5, 37)], dump_after="all", dump_dir=tmp_path, report=True)
+    x = torch.randn(5, 37)
+    torch.testing.assert_close(compiled(x), program(x))
+    page = (tmp_path / "report.html").read_text()
+    assert "torch.softmax(x * 3, dim=-1)" in page
+    with pytest.raises(tirc.TircError, match="report=True needs dumps"):
+        tirc.compile(program, [torch.randn(5, 37)], report=True)
