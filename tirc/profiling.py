@@ -35,6 +35,8 @@ from codegen import backend_named, launched_kernels
 from ir_text import Module, TircError, resolve_target, to_torch
 from lowering import copy_with_layout
 
+from .api import gc_paused
+
 RANGE = "tirc:"
 WARM_UP = 3  # calls before anything is timed: the first ones build, tune and cache
 # (seconds, fewest runs, most runs) of each measurement, taken in ROUNDS
@@ -129,15 +131,11 @@ def _runs(per_call: float, seconds: float, least: int, most: int) -> int:
 
 @contextlib.contextmanager
 def _gc_off():
-    """No collection in the middle of a timed call (as timeit does)."""
-    enabled = gc.isenabled()
+    """No collection in the middle of a timed call (as timeit does): what
+    is garbage now is collected first, then the collector is paused."""
     gc.collect()
-    gc.disable()
-    try:
+    with gc_paused():
         yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _synchronize(device: str) -> None:
