@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO_DIR := demo-out
 
-.PHONY: bench-remote-cache demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro acceptance-replay fuzz fuzz-parser opinfo lint format clean bench-cpu bench-cpu-sweep bench-gpu bench-gpu-layouts bench-gpu-limits bench-gpu-models bench-cpu-models bench-compile bench-report bench-cpu-compile bench-gpu-compile test-gpu
+.PHONY: bench-remote-cache demo test acceptance acceptance-lowering acceptance-scheduler acceptance-repro acceptance-replay fuzz fuzz-parser opinfo lint format clean grammar-tables bench-cpu bench-cpu-sweep bench-gpu bench-gpu-layouts bench-gpu-limits bench-gpu-models bench-cpu-models bench-compile bench-report bench-cpu-compile bench-gpu-compile test-gpu
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,10 @@ lint: $(STAMP)
 
 format: $(STAMP)
 	$(VENV)/bin/black .
+
+# After editing ir_text/grammar.lark: its LALR tables, loaded instead of built (ir_text/grammar_tables.py).
+grammar-tables: $(STAMP)
+	$(PY) -c "from ir_text.grammar_tables import write_tables; write_tables()"
 
 clean:
 	rm -rf $(DEMO_DIR) $(DEMO_DIR)-triton .pytest_cache

@@ -9,7 +9,6 @@ its position. Stage rules are checked afterwards by `verifier.verify`.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import sympy
 from lark import Token, Transformer_NonRecursive, v_args
@@ -55,8 +54,6 @@ from .model import (
     Value,
     WrapperLine,
 )
-
-GRAMMAR = Path(__file__).with_name("grammar.lark")
 
 # The module items that are sections of a later stage, and their keywords.
 _SECTIONS = {"facts": "schedule", "fusion": "fusion", "wrapper": "wrapper", "layout": "layout"}

@@ -10,8 +10,9 @@ import threading
 import lark
 from lark import Token
 
-from .builder import GRAMMAR, _Builder
+from .builder import _Builder
 from .errors import TircError
+from .grammar_tables import lalr_parser
 from .model import Module
 
 
@@ -39,7 +40,7 @@ def _inline_parser() -> tuple[lark.Lark, _Builder, threading.Lock]:
     names must be cleared before each parse) and the lock that keeps two
     threads from sharing the builder at once."""
     builder = _InlineBuilder()
-    parser = lark.Lark(GRAMMAR.read_text(), parser="lalr", maybe_placeholders=True, transformer=builder)
+    parser = lalr_parser(transformer=builder)
     _lex_without_positions(parser)
     return parser, builder, threading.Lock()
 

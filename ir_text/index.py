@@ -16,37 +16,7 @@ from dataclasses import dataclass
 
 import sympy
 
-
-class FloorDiv(sympy.Function):
-    """Integer floor division of non-negative index arithmetic."""
-
-    nargs = 2
-    is_integer = True
-
-    @classmethod
-    def eval(cls, a, b):
-        if b == 1:
-            return a
-        if a == 0:
-            return sympy.Integer(0)
-        if a.is_Integer and b.is_Integer and b != 0:  # by zero: left for the verifier to refuse
-            return sympy.Integer(int(a) // int(b))
-        return None
-
-
-class Mod(sympy.Function):
-    """Integer modulo (the sign of the divisor, as Python's `%`)."""
-
-    nargs = 2
-    is_integer = True
-
-    @classmethod
-    def eval(cls, a, b):
-        if b == 1 or a == 0:
-            return sympy.Integer(0)
-        if a.is_Integer and b.is_Integer and b != 0:  # by zero: left for the verifier to refuse
-            return sympy.Integer(int(a) % int(b))
-        return None
+from .index_functions import FloorDiv, IndexMax, IndexMin, Mod
 
 
 @functools.lru_cache(maxsize=1024)
@@ -58,22 +28,19 @@ def index_var(name: str) -> sympy.Symbol:
     return sympy.Symbol(name, integer=True, nonnegative=True)
 
 
-# sympy's Min and Max compare their arguments pairwise on construction
-# (factoring each difference), which makes a clamped index such as a cat's
-# slow to build (measured: docs/design-notes.md, "Pipeline"). Dumps repeat
-# the same few clamps hundreds of times (a GRU of 24 steps: 450 in each
-# dump), and the parser builds each again, so the results are memoized;
-# both are pure functions of hashable, immutable expressions.
+# Dumps repeat the same few clamps hundreds of times (a GRU of 24 steps:
+# 450 in each dump), and the parser builds each again, so the results are
+# memoized; both are pure functions of hashable, immutable expressions.
 @functools.lru_cache(maxsize=4096)
 def index_min(a, b):
-    """`min(a, b)` of two index expressions."""
-    return sympy.Min(a, b)
+    """`min(a, b)` of two index expressions (index_functions.IndexMin)."""
+    return IndexMin(a, b)
 
 
 @functools.lru_cache(maxsize=4096)
 def index_max(a, b):
-    """`max(a, b)` of two index expressions."""
-    return sympy.Max(a, b)
+    """`max(a, b)` of two index expressions (index_functions.IndexMax)."""
+    return IndexMax(a, b)
 
 
 @functools.lru_cache(maxsize=256)

@@ -12,9 +12,10 @@ import functools
 
 import lark
 
-from .builder import GRAMMAR, _Builder
+from .builder import _Builder
 from .errors import TircError
 from .fast_parser import _parse_unpositioned
+from .grammar_tables import lalr_parser
 from .model import Module
 from .op_policy import check_text_ops
 
@@ -32,7 +33,7 @@ _TOKEN_NAMES = {
 
 @functools.lru_cache(maxsize=1)
 def _lark() -> lark.Lark:
-    return lark.Lark(GRAMMAR.read_text(), parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    return lalr_parser(propagate_positions=True)
 
 
 def _quoted(text: str) -> str:

@@ -143,14 +143,40 @@ import os, sys
 from types import SimpleNamespace
 from tirc import fmt_command
 fmt_command._format = lambda path, check: (0, f"{path} {os.getpid()}")
-fmt_command.fmt_command(SimpleNamespace(files=list("abcdef"), check=True))
+fmt_command.fmt_command(SimpleNamespace(files=sys.argv[1:], check=True))
 """
 
 
-def test_fmt_splits_many_files_between_two_processes():
-    done = subprocess.run([sys.executable, "-c", FORK_PROBE], capture_output=True, text=True, cwd=ROOT)
+def _split(files: list) -> list[str]:
+    """The pid that formatted each of `files`, checking they are reported in order."""
+    done = subprocess.run(
+        [sys.executable, "-c", FORK_PROBE, *map(str, files)], capture_output=True, text=True, cwd=ROOT
+    )
     lines = done.stderr.splitlines()
-    assert [line.split()[0] for line in lines] == list("abcdef"), done.stderr
-    pids = [line.split()[1] for line in lines]
-    if (os.cpu_count() or 1) > 1:
-        assert pids[:3] == [pids[0]] * 3 and pids[3:] == [pids[3]] * 3 and pids[0] != pids[3], pids
+    assert [line.split()[0] for line in lines] == list(map(str, files)), done.stderr
+    return [line.split()[1] for line in lines]
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="fmt forks only on a machine of two cores or more")
+def test_fmt_splits_many_files_between_two_processes_by_bytes(tmp_path):
+    """Files of one directory are split by size: the large one alone, the
+    three small ones in the other process."""
+    files = [tmp_path / name for name in "abcd"]
+    for path, size in zip(files, [10, 3000, 10, 10]):
+        path.write_text("x" * size)
+    pids = _split(files)
+    assert pids[1] not in (pids[0], pids[2], pids[3]) and pids[0] == pids[2] == pids[3], pids
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="fmt forks only on a machine of two cores or more")
+def test_fmt_keeps_each_directory_in_one_process(tmp_path):
+    """The dumps of one compile share their index expressions, which each
+    process builds once: a directory's files stay together."""
+    files = []
+    for directory, size in [("one", 100), ("two", 90), ("three", 20)]:
+        (tmp_path / directory).mkdir()
+        for name in "ab":
+            files.append(tmp_path / directory / f"{name}.tir")
+            files[-1].write_text("x" * size)
+    pids = _split(files)
+    assert pids[0] == pids[1] and pids[2] == pids[3] == pids[4] == pids[5] and pids[0] != pids[2], pids
