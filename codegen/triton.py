@@ -266,10 +266,10 @@ def split_count(plan: KernelPlan) -> int | None:
     if not plan.loops or plan.launch is not None:
         return None
     plan = split_ranges(plan)
-    xnumel, rnumel = prod(plan.ranges), prod(plan.reduction)
-    if not (triton_configs.splits(xnumel, rnumel) and triton_split.splittable(plan)):
+    base = _streamed(plan, prod(plan.ranges), prod(plan.reduction))
+    if not (triton_configs.splits(base) and triton_split.splittable(plan)):
         return None
-    return triton_configs.split_count(_streamed(plan, xnumel, rnumel))
+    return triton_configs.split_count(base)
 
 
 def _outer(plan: KernelPlan) -> bool:

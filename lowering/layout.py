@@ -140,3 +140,16 @@ def is_channels_last(shape, strides) -> bool:
         and strides == channels_last_strides(shape)
         and strides != contiguous_strides(shape)
     )
+
+
+def in_channels_last_order(shape, strides) -> bool:
+    """Whether a (possibly sliced, not dense) layout orders its dimensions
+    as channels-last does: the channel innermost, then W, H (D), N, by
+    increasing stride; dimensions of size 1 do not count. A channel slice
+    of an NHWC map is, as eager's TensorIterator sees it."""
+    rank = len(shape)
+    if rank not in (4, 5):
+        return False
+    order = [1] + list(range(rank - 1, 1, -1)) + [0]  # innermost first
+    kept = [strides[d] for d in order if shape[d] != 1]
+    return all(0 < a < b for a, b in zip(kept, kept[1:])) and tuple(strides) != contiguous_strides(shape)

@@ -35,10 +35,18 @@ from ir_text import (
 
 from .bias import unfuse_bias
 from .body import BodyBuilder, Operands, compute_dtype
-from .layout import CONVOLUTION, KEEP, LayoutPlan, channels_last_strides, decide_layout, is_channels_last
+from .layout import (
+    CONVOLUTION,
+    KEEP,
+    LayoutPlan,
+    channels_last_strides,
+    decide_layout,
+    in_channels_last_order,
+    is_channels_last,
+)
 from .pointwise import POINTWISE
 from .rules import NODE_RULES
-from .tensors import COPIES, VIEWS, LTensor, NotLowerable, of_buffer
+from .tensors import COPIES, VIEWS, LTensor, NotLowerable, of_buffer, view_strides
 
 # Views whose arguments are storage offsets: they read a buffer in eager's layout.
 STORAGE_VIEWS = frozenset({"aten.as_strided.default", "aten.as_strided_copy.default"})
@@ -173,12 +181,18 @@ class Lowering:
 
     @staticmethod
     def _channels_last_tensor(t: LTensor, rank: int) -> bool:
-        """A channels-last buffer of that rank, seen whole (a reshape of one,
-        such as group norm's [N, G, C/G, HW], leads nowhere)."""
+        """A channels-last buffer of that rank, seen whole or through a
+        strided view that keeps the channels-last order (a channel slice,
+        as `chunk` makes: eager's result follows it too). A reshape of one,
+        such as group norm's [N, G, C/G, HW], leads nowhere: its groups are
+        not the innermost dimension."""
         b = t.buffer.type
-        return (
-            len(b.shape) == rank and tuple(t.shape) == tuple(b.shape) and is_channels_last(b.shape, b.strides)
-        )
+        if len(b.shape) != rank or len(t.shape) != rank or not is_channels_last(b.shape, b.strides):
+            return False
+        if tuple(t.shape) == tuple(b.shape):
+            return True
+        strides = view_strides(t)
+        return strides is not None and in_channels_last_order(t.shape, strides)
 
     def channels_last(self, t: LTensor) -> Value:
         """A convolution's input as a channels-last buffer: itself, or a copy."""

@@ -14,7 +14,7 @@ from typing import Callable
 
 import sympy
 
-from ir_text import FloorDiv, Mod, Value, strided_index
+from ir_text import FloorDiv, Mod, Value, loop_vars, strided_index
 
 
 class NotLowerable(Exception):
@@ -38,6 +38,17 @@ class LTensor:
         """A view of this tensor: element `idx` of the view is element `fn(idx)` here."""
         parent = self.indexer
         return LTensor(self.buffer, tuple(int(s) for s in shape), self.dtype, lambda idx: parent(fn(idx)))
+
+
+def view_strides(t: LTensor) -> tuple[int, ...] | None:
+    """The strides of a view whose storage offset is linear in its element
+    index (a slice, a permute, an expand), or None (a reshape that needs a
+    division, a gather)."""
+    variables = loop_vars(len(t.shape))
+    terms = sympy.expand(t.indexer(variables)).as_coefficients_dict()
+    if any(not (term == 1 or term in variables) or not coeff.is_Integer for term, coeff in terms.items()):
+        return None
+    return tuple(int(terms.get(v, 0)) for v in variables)
 
 
 def of_buffer(buffer: Value) -> LTensor:

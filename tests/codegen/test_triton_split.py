@@ -172,6 +172,22 @@ def test_many_rows_are_not_split(tiny_splits):
     check(got, want, F32)
 
 
+def test_many_rows_in_few_column_tiles_are_split(tiny_splits, monkeypatch):
+    """An outer reduction (a column sum: loads contiguous along the rows)
+    takes 32 rows a program: more rows than SPLIT_MAX_ROWS can still be
+    too few programs, and it is split; with enough programs it is not."""
+    monkeypatch.setattr(codegen.triton_configs, "SPLIT_MAX_ROWS", 64)
+    monkeypatch.setattr(codegen.triton_configs, "SPLIT_MAX_PROGRAMS", 4)
+    few = 32 * codegen.triton_configs.SPLIT_MAX_PROGRAMS - 37  # 3 programs of 32 rows
+    program, got, want = compiled(lambda x: x.sum(0), lambda: [torch.randn(67, few)])
+    assert few >= codegen.triton_configs.SPLIT_MAX_ROWS and splits(program.code) == 1
+    check(got, want, F32)
+    many = 32 * codegen.triton_configs.SPLIT_MAX_PROGRAMS + 5
+    program, got, want = compiled(lambda x: x.sum(0), lambda: [torch.randn(67, many)])
+    assert splits(program.code) == 0
+    check(got, want, F32)
+
+
 def test_argmax_is_not_split():
     program, got, want = compiled(lambda x: x.argmax(), lambda: [torch.randn(2, 70001)])
     assert splits(program.code) == 0
