@@ -3,6 +3,7 @@ needs, torch or not (`tirc fmt` imports only this and ir_text)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -30,13 +31,21 @@ def read_text(path: str) -> str:
 
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Write `data` to `path` so that readers see the old file or the new one, never half of it."""
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(text_bytes(data))
+
+
+@contextlib.contextmanager
+def atomic_path(path: Path):
+    """A temporary path beside `path` for the caller (or a library) to write;
+    renamed over `path` when the block ends, removed if it raises."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
     try:
         # mkstemp creates the file 0600; give it the mode a plain open() would.
         os.chmod(tmp, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as f:
-            f.write(text_bytes(data))
+        yield Path(tmp)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

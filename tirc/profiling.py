@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
 import statistics
 import sys
-import tempfile
 import time
 import types
 import warnings
@@ -36,6 +34,7 @@ from ir_text import Module, TircError, resolve_target, to_torch
 from lowering import copy_with_layout
 
 from .api import gc_paused
+from .files import atomic_path
 
 RANGE = "tirc:"
 WARM_UP = 3  # calls before anything is timed: the first ones build, tune and cache
@@ -198,15 +197,8 @@ def _profiled(call, inputs: list, device: str, runs: int, trace: str | None):
 def _export_trace(prof, path: Path) -> None:
     """prof.export_chrome_trace, through a temporary file beside `path`
     renamed over it: never half a trace."""
-    fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        prof.export_chrome_trace(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_path(path.resolve()) as tmp:
+        prof.export_chrome_trace(str(tmp))
 
 
 # ---- the stand-ins

@@ -8,7 +8,9 @@ deterministic changes."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 
 import pytest
 import torch
@@ -167,6 +169,15 @@ def test_the_table_goes_to_stderr(mlp):
         assert re.search(rf"^  {re.escape(row['name'])} +{row['kind']} +{row['calls']} ", err, re.M), err
     assert re.search(r"^  unattributed \(wrapper: allocation, input checks, Python\) +-?\d", err, re.M), err
     assert re.search(r"^  total \(median wall time of call\) +\d+\.\d +100\.0%", err, re.M), err
+
+
+def test_the_trace_gets_a_plain_file_s_mode(mlp):
+    """Written through a temporary file (created 0600) renamed over it, the
+    trace still gets the mode open() would give it."""
+    *_, trace = mlp
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert stat.S_IMODE(trace.stat().st_mode) == 0o666 & ~umask
 
 
 def test_the_trace_is_json_naming_the_kernels(mlp):
