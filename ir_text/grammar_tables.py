@@ -20,6 +20,7 @@ the golden corpus exactly as a parser built from the grammar does.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -54,15 +55,22 @@ def lalr_parser(**options) -> lark.Lark:
 
 def current_tables() -> dict | None:
     """The tables, when they were made from this grammar by this lark; else None."""
-    try:
-        tables = json.loads(TABLES.read_text(), object_hook=_int_keyed)
-    except (OSError, ValueError):
-        return None
+    tables = _read(TABLES)
     if not isinstance(tables, dict) or not {"data", "memo"} <= set(tables):
         return None
     if tables.get("lark_version") != lark.__version__ or tables.get("grammar_sha256") != grammar_sha256():
         return None
     return tables
+
+
+@functools.lru_cache(maxsize=4)
+def _read(path: Path) -> dict | None:
+    """The tables file, read once per process for both parsers (lark's
+    loader does not change what it is given); None when it is unreadable."""
+    try:
+        return json.loads(path.read_text(), object_hook=_int_keyed)
+    except (OSError, ValueError):
+        return None
 
 
 def tables_text() -> str:

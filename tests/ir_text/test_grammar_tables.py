@@ -25,9 +25,12 @@ def test_both_parsers_are_loaded_from_the_tables(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("built from the grammar")
 
+    before = json.dumps(current_tables(), sort_keys=True, default=repr)
     monkeypatch.setattr(lark, "Lark", type("NoBuild", (lark.Lark,), {"__init__": refuse}))
     assert lalr_parser(propagate_positions=True) is not None
     assert lalr_parser(transformer=lark.Transformer()) is not None
+    # The tables are read once per process and shared: loading must not change them.
+    assert json.dumps(current_tables(), sort_keys=True, default=repr) == before
 
 
 @pytest.fixture(scope="module")
