@@ -40,12 +40,15 @@ SPLIT_MIN_RNUMEL = 2**16
 SPLIT_PROGRAMS = 4096
 SPLIT_MIN_CHUNK = 8192  # elements a program reduces at least: fewer, and launching costs more than reading
 SPLIT_MAX_COUNT = 65535  # chunks per row: the launch grid's second dimension, as CUDA allows
-# An outer reduction's program takes a column tile of up to 32 rows, so more
-# rows than SPLIT_MAX_ROWS can still launch fewer programs than SMs: split it
-# too below this many programs. NAFNet's channel-attention pool (the mean over
+# An outer reduction's program takes a column tile of up to OUTER_XBLOCK rows,
+# so more rows than SPLIT_MAX_ROWS can still launch fewer programs than SMs:
+# split it too when its rows fill fewer than this many column tiles, each of
+# at least SPLIT_MIN_RNUMEL elements (Restormer's L2 norms of q and k over
+# 128 x 128 pixels of an NHWC map, 768 rows of 16384, ran 24 programs). NAFNet's channel-attention pool (the mean over
 # 256 x 256 of an NHWC map, 16 x 32 rows) launched 16 programs: 0.59 ms on
 # an H200, where Inductor's split takes 0.13.
 SPLIT_MAX_PROGRAMS = 128
+OUTER_XBLOCK = 32  # rows of an outer reduction's column tile (the heuristic's first config)
 
 
 @dataclass(frozen=True)
@@ -237,8 +240,8 @@ def looped(xnumel: int, rnumel: int) -> LaunchConfig:
 def outer(xnumel: int, rnumel: int) -> LaunchConfig:
     """A reduction along a strided dimension (a column sum): wide along the
     contiguous rows, a few reduced elements at a time."""
-    xblock = power_of_two(xnumel, 32)
-    rblock = power_of_two(rnumel, max(1, TILE_MAX // 32))
+    xblock = power_of_two(xnumel, OUTER_XBLOCK)
+    rblock = power_of_two(rnumel, max(1, TILE_MAX // OUTER_XBLOCK))
     configs = [Config(xblock, rblock, _warps(xblock * rblock, per_thread=16, most=8))]
     if xnumel >= 1024 and rnumel >= 1024:
         configs += [
@@ -260,13 +263,18 @@ def outer(xnumel: int, rnumel: int) -> LaunchConfig:
 
 def splits(base: LaunchConfig) -> bool:
     """Whether a one-pass reduction launched as `base` (looped or outer) is
-    worth splitting: few rows, or an outer reduction's few programs, each
-    row long."""
-    if base.rnumel < SPLIT_MIN_RNUMEL or base.xnumel <= 0:
+    worth splitting: few rows, each long; or an outer reduction's few column
+    tiles, each long (scheduler/split.py's SplitRule says the same)."""
+    if base.xnumel <= 0:
         return False
-    if base.xnumel < SPLIT_MAX_ROWS:
+    if base.xnumel < SPLIT_MAX_ROWS and base.rnumel >= SPLIT_MIN_RNUMEL:
         return True
-    return base.kind == "outer" and -(-base.xnumel // _split_first(base).xblock) < SPLIT_MAX_PROGRAMS
+    width = _split_first(base).xblock
+    return (
+        base.kind == "outer"
+        and base.xnumel < SPLIT_MAX_PROGRAMS * width
+        and base.rnumel * width >= SPLIT_MIN_RNUMEL
+    )
 
 
 def split_count(base: LaunchConfig) -> int:

@@ -50,6 +50,8 @@ def rule() -> SplitRule:
         triton_configs.SPLIT_MIN_RNUMEL,
         SPLITTABLE,
         triton_configs.SPLIT_MAX_COUNT,
+        triton_configs.OUTER_XBLOCK,
+        triton_configs.SPLIT_MAX_PROGRAMS,
     )
 
 

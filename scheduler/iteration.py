@@ -94,7 +94,7 @@ def kernel_space(nodes: list, names) -> KernelSpace:
         node = next((n for n in pending if _related(n, nodes, space)), pending[0])
         pending.remove(node)
         flat = levels[id(node)]
-        options = [Place(flat.level, m) for m in _aligned_mappings(node, nodes, space)] + [flat]
+        options = [Place(flat.level, m) for m in _aligned_mappings(node, nodes, space, flat.level)] + [flat]
         space.places[id(node)] = next((p for p in options if _fits(node, p, nodes, space, names)), flat)
     _check_reads(nodes, space, names)
     return space
@@ -125,12 +125,13 @@ def _accesses(a, b) -> tuple:
     return tuple(pairs)
 
 
-def _aligned_mappings(node, nodes, space: KernelSpace) -> list[tuple]:
+def _aligned_mappings(node, nodes, space: KernelSpace, level: str) -> list[tuple]:
     """Mappings of the node's variables onto the kernel's that make one of
     its accesses coincide with a placed node's access of the same element,
-    by matching coefficients (each of the node's dimensions to a kernel
-    variable of the same extent and stride), in a deterministic order."""
+    by matching strides (see _match), in a deterministic order. A `row`
+    node maps onto the kernel's i-variables, an `elem` node onto all."""
     variables = space.variables
+    targets = tuple(sorted((v, s) for v, s in variables.items() if level == "elem" or v.startswith("i")))
     out = []
     for other in nodes:
         place = space.places.get(id(other))
@@ -138,9 +139,7 @@ def _aligned_mappings(node, nodes, space: KernelSpace) -> list[tuple]:
             continue
         for mine, theirs in _accesses(node, other):
             theirs = place.apply(theirs, variables)
-            mapping = _match(
-                sympy.sympify(mine), theirs, tuple(node.ranges), tuple(sorted(variables.items()))
-            )
+            mapping = _match(sympy.sympify(mine), theirs, tuple(node.ranges), targets)
             if mapping is not None and mapping not in out:
                 out.append(mapping)
     return out
@@ -148,31 +147,74 @@ def _aligned_mappings(node, nodes, space: KernelSpace) -> list[tuple]:
 
 @functools.lru_cache(maxsize=65536)
 def _match(mine, theirs, sizes: tuple, variables: tuple):
+    """The node's variables (extents `sizes`) as expressions of the kernel's
+    `variables` ((name, extent) pairs) under which the affine index `mine`
+    equals `theirs`, the mapping a bijection of the two iteration spaces;
+    None if there is none of this kind.
+
+    Each variable of stride c and extent n spans the strides c .. c*n. Cut
+    at every stride where a variable of either side starts or ends, the
+    variables fall into *digits* (lo, hi); the two sides must have the same
+    digits, none twice. So a node's dimension may be one kernel variable, or
+    several (a map's h and w where the kernel runs its pixels as one), or a
+    part of one (the h of a kernel variable over h * w), whatever the order
+    of the two sides' variables."""
     variables = dict(variables)
     own = _coefficients(mine)
     kernel = _coefficients(theirs)
-    if own is None or kernel is None:
+    if own is None or kernel is None or not set(kernel) <= set(variables):
         return None
-    used, mapping = set(), []
-    for k, size in enumerate(sizes):
-        var = index_var(f"i{k}")
-        if size == 1:
-            mapping.append((var, sympy.Integer(0)))
-            continue
-        coeff = own.get(var.name)
-        hit = next(
-            (
-                v
-                for v, c in sorted(kernel.items())
-                if c == coeff and v not in used and variables.get(v) == size
-            ),
-            None,
-        )
-        if coeff is None or hit is None:
+    dims = {f"i{k}": size for k, size in enumerate(sizes) if size != 1}
+    if any(own.get(v, 0) <= 0 for v in dims) or any(kernel.get(v, 0) <= 0 for v in variables):
+        return None  # a variable the access does not move along, or moves backwards along
+    node_side = {v: (own[v], n) for v, n in dims.items()}
+    kernel_side = {v: (kernel[v], n) for v, n in variables.items()}
+    node_digits = _digits(node_side, kernel_side)
+    kernel_digits = _digits(kernel_side, node_side)
+    if node_digits is None or kernel_digits is None:
+        return None
+    owner = {digit: var for var, digit in kernel_digits}
+    wanted = [digit for _, digit in node_digits]
+    if len(owner) != len(kernel_digits) or len(set(wanted)) != len(wanted) or set(wanted) != set(owner):
+        return None
+    values = {}
+    for var, (lo, hi) in node_digits:
+        source = owner[(lo, hi)]
+        stride, extent = kernel_side[source]
+        digit = index_var(source) if lo == stride else FloorDiv(index_var(source), lo // stride)
+        if hi != stride * extent:
+            digit = Mod(digit, hi // lo)
+        values[var] = values.get(var, 0) + digit * (lo // own[var])
+    return tuple(
+        (index_var(f"i{k}"), simplify_index(values[f"i{k}"], variables) if size != 1 else sympy.Integer(0))
+        for k, size in enumerate(sizes)
+    )
+
+
+def _digits(side: dict, other: dict) -> list | None:
+    """[(variable, (lo, hi))] of `side`'s variables ({name: (stride, extent)})
+    cut at every stride where a variable of either side starts or ends; None
+    where a cut does not divide (no digit decomposition)."""
+    spans = list(side.values()) + list(other.values())
+    cuts = sorted({c for c, _ in spans} | {c * n for c, n in spans})
+    out = []
+    for var, (stride, extent) in sorted(side.items()):
+        lo = stride
+        for cut in cuts:
+            if stride < cut < stride * extent:
+                if cut % lo:
+                    return None
+                out.append((var, (lo, cut)))
+                lo = cut
+        if (stride * extent) % lo:
             return None
-        used.add(hit)
-        mapping.append((var, index_var(hit)))
-    return tuple(mapping)
+        out.append((var, (lo, stride * extent)))
+    return out
+
+
+def affine_strides(index) -> dict[str, int] | None:
+    """{variable: stride} of an affine index, None if it is not affine."""
+    return _coefficients(sympy.sympify(index))
 
 
 @functools.lru_cache(maxsize=65536)

@@ -13,31 +13,46 @@ from dataclasses import dataclass
 
 from ir_text import format_literal
 
-from .iteration import kernel_group, kernel_space
+from .iteration import affine_strides, kernel_group, kernel_space
 
 
 @dataclass(frozen=True)
 class SplitRule:
     """What a backend that splits reductions tells the scheduler
-    (its `Target.split`): it splits a one-pass kernel into fewer than
-    `max_rows` rows of at least `min_rnumel` elements when every reduction
+    (its `Target.split`): it splits a one-pass kernel whose every reduction
     is one of `kinds` (partials the reduction itself combines), into at most
-    `max_count` chunks per row."""
+    `max_count` chunks per row, when its programs would be too few:
+    fewer than `max_rows` rows of at least `min_rnumel` elements (a
+    program a row), or an outer reduction (its reads contiguous along the
+    rows) whose column tiles of up to `outer_tile` rows are fewer than
+    `max_programs`, each reducing at least `min_rnumel` elements."""
 
     max_rows: int
     min_rnumel: int
     kinds: frozenset[str]
     max_count: int
+    outer_tile: int
+    max_programs: int
 
-    def applies(self, group: tuple[int, int]) -> bool:
+    def applies(self, group: tuple[int, int], outer: bool = False) -> bool:
         numel, rnumel = group
-        return 0 < numel < self.max_rows and rnumel >= self.min_rnumel
+        if numel <= 0:
+            return False
+        if numel < self.max_rows and rnumel >= self.min_rnumel:
+            return True
+        width = min(self.outer_tile, 1 << (numel - 1).bit_length())
+        return outer and numel < self.max_programs * width and rnumel * width >= self.min_rnumel
 
 
 def split_reason(nodes: list, names, rule: SplitRule | None) -> str | None:
     """Why a kernel of `nodes` (program order, one iteration space) would
     keep a reduction the backend splits from being split, or None."""
-    if rule is None or _unsplittable(nodes, rule) or not rule.applies(kernel_group(nodes)):
+    if rule is None or _unsplittable(nodes, rule):
+        return None
+    group = kernel_group(nodes)
+    if not rule.applies(group) and not (
+        rule.applies(group, outer=True) and outer_reads(nodes, kernel_space(nodes, names))
+    ):
         return None
     second = second_pass(nodes, names)
     if second is None:
@@ -72,6 +87,29 @@ def second_pass(nodes: list, names) -> tuple[str, str] | None:
         elif needs is not None:
             whole_row[id(node.result)] = needs
     return None
+
+
+def outer_reads(nodes: list, space) -> bool:
+    """Whether the kernel's loads are contiguous along its rows more often
+    than along the reduction (a column sum, a pool over an NHWC map's
+    pixels), as the Triton backend counts them to launch column tiles
+    (codegen/triton.py's _outer)."""
+    if not space.ranges or not space.reduction:
+        return False
+    inner_i, inner_r = f"i{len(space.ranges) - 1}", f"r{len(space.reduction) - 1}"
+    variables = space.variables
+    along_rows = along_reduction = 0
+    for node in nodes:
+        place = space.places[id(node)]
+        for op in node.body:
+            if op.op != "load":
+                continue
+            strides = affine_strides(place.apply(op.attr("index"), variables))
+            if strides is None or inner_r not in strides:
+                continue
+            along_reduction += strides[inner_r] == 1
+            along_rows += strides.get(inner_i) == 1
+    return along_rows > along_reduction
 
 
 def _unsplittable(nodes: list, rule: SplitRule) -> str | None:

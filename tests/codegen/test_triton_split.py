@@ -188,6 +188,49 @@ def test_many_rows_in_few_column_tiles_are_split(tiny_splits, monkeypatch):
     check(got, want, F32)
 
 
+def test_few_column_tiles_of_short_columns_are_split(tiny_splits, monkeypatch):
+    """A column tile reduces its rows' whole columns: an outer reduction is
+    split when its tiles are few and each tile's elements are many, though
+    each column is shorter than SPLIT_MIN_RNUMEL (Restormer's L2 norms over
+    the pixels of an NHWC map); a row reduction of such short rows is not."""
+    monkeypatch.setattr(codegen.triton_configs, "SPLIT_MAX_ROWS", 64)
+    monkeypatch.setattr(codegen.triton_configs, "SPLIT_MAX_PROGRAMS", 4)
+    short = codegen.triton_configs.SPLIT_MIN_RNUMEL - 27
+    program, got, want = compiled(lambda x: x.sum(0), lambda: [torch.randn(short, 91)])
+    assert splits(program.code) == 1
+    check(got, want, F32)
+    program, got, want = compiled(lambda x: x.sum(1), lambda: [torch.randn(5, short)])
+    assert splits(program.code) == 0
+    check(got, want, F32)
+
+
+def test_a_second_pass_over_few_column_tiles_runs_after_the_split(tiny_splits, monkeypatch):
+    """Normalizing columns by their norms reads each column's result per
+    element: with few column tiles the fusion pass keeps the reduction's
+    kernel one pass, so that it is split, and the division runs after it;
+    with enough tiles the division shares the reduction's kernel."""
+    monkeypatch.setattr(codegen.triton_configs, "SPLIT_MAX_ROWS", 64)
+    monkeypatch.setattr(codegen.triton_configs, "SPLIT_MAX_PROGRAMS", 4)
+
+    def normalize(x):
+        return x / x.norm(dim=0)
+
+    few = 32 * codegen.triton_configs.SPLIT_MAX_PROGRAMS - 37
+    program, got, want = compiled(normalize, lambda: [torch.randn(67, few)])
+    assert splits(program.code) == 1
+    (kernel,) = reduction_kernels(program)
+    assert [n.kind for n in program.compiled.module.nodes if any(v is n.result for v in kernel.nodes)] == [
+        "reduction"
+    ]
+    check(got, want, F32)
+    many = 32 * codegen.triton_configs.SPLIT_MAX_PROGRAMS + 5
+    program, got, want = compiled(normalize, lambda: [torch.randn(67, many)])
+    assert splits(program.code) == 0
+    (kernel,) = reduction_kernels(program)
+    assert len(kernel.nodes) > 1
+    check(got, want, F32)
+
+
 def test_argmax_is_not_split():
     program, got, want = compiled(lambda x: x.argmax(), lambda: [torch.randn(2, 70001)])
     assert splits(program.code) == 0

@@ -82,6 +82,18 @@ def cumsum_with_pointwise(x):
     return torch.cumsum(x * 2.0, -1).sigmoid() + x
 
 
+def channel_norm(x, y_nhwc, w, b):
+    """A layer norm over the channels of an NCHW map (ConvNeXt's and Restormer's), of a sum with a
+    channels-last operand: the sum's dimensions (c, h, w) meet the kernel's (pixel, channel) space
+    only as digits of its pixel variable."""
+    s = x + y_nhwc.permute(0, 3, 1, 2)
+    n, c, h, w_ = s.shape
+    t = s.flatten(2).transpose(1, 2)
+    mu, var = t.mean(-1, keepdim=True), t.var(-1, keepdim=True, unbiased=False)
+    t = (t - mu) / torch.sqrt(var + 1e-5) * w + b
+    return s, t.transpose(1, 2).reshape(n, c, h, w_)
+
+
 def _rows(n=37, c=129, dtype=torch.float32):
     return torch.randn(n, c, dtype=dtype)
 
@@ -110,6 +122,11 @@ CASES = {
     "sum_and_max": (sum_and_max, lambda: [_rows()], 1),
     "column_sum_of_exp": (column_sum_of_exp, lambda: [_rows()], 1),
     "cumsum_with_pointwise": (cumsum_with_pointwise, lambda: [_rows()], 1),
+    "channel_norm": (
+        channel_norm,
+        lambda: [torch.randn(2, 37, 5, 7), torch.randn(2, 5, 7, 37), torch.randn(37), torch.randn(37)],
+        1,
+    ),
 }
 
 
@@ -123,7 +140,7 @@ def test_kernel_count_and_result_cpp(name):
 
 
 @pytest.mark.parametrize(
-    "name", ["softmax", "layer_norm", "cross_entropy_mean", "sum_and_max", "softmax_dim0"]
+    "name", ["softmax", "layer_norm", "cross_entropy_mean", "sum_and_max", "softmax_dim0", "channel_norm"]
 )
 def test_kernel_count_and_result_triton(name):
     fn, make_inputs, kernels = CASES[name]
