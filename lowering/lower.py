@@ -16,6 +16,7 @@ import torch
 
 from ir_text import (
     BufferType,
+    Enum,
     ExternNode,
     GraphOp,
     LoopNode,
@@ -46,7 +47,7 @@ from .layout import (
 )
 from .pointwise import POINTWISE
 from .rules import NODE_RULES
-from .tensors import COPIES, VIEWS, LTensor, NotLowerable, of_buffer, view_strides
+from .tensors import CLONE, COPIES, VIEWS, LTensor, NotLowerable, of_buffer, view_strides
 
 # Views whose arguments are storage offsets: they read a buffer in eager's layout.
 STORAGE_VIEWS = frozenset({"aten.as_strided.default", "aten.as_strided_copy.default"})
@@ -167,17 +168,42 @@ class Lowering:
         return self.loop("pointwise", shape, dtype, b, strides=strides)
 
     def _strides(self, shape) -> tuple[int, ...]:
-        """A new buffer's layout: channels-last when the layout decision is
-        on and the op computes it from a channels-last tensor of its rank
-        (as eager's TensorIterator follows its inputs' memory format), except
-        for what the program returns, which the user gets in eager's layout."""
+        """A new buffer's layout: channels-last when the op computes it from
+        a channels-last tensor of its rank, except for what the program
+        returns, which the user gets contiguous. With the layout decision on,
+        any such operand makes it so; without, the first operand that spans
+        the result's dimensions and whose strides order them decides, as
+        eager's TensorIterator orders a result by its first input's strides
+        (and its cat keeps its inputs' memory format): a pointwise op on a
+        convolution's channels-last output (oneDNN's, for an NHWC view) is then
+        laid out as eager lays it out, not transposed to NCHW."""
+        if (
+            len(shape) not in (4, 5)
+            or self.op is None
+            or any(id(r) in self.returned for r in self.op.results)
+        ):
+            return contiguous_strides(shape)
+        operands = list(_tensors(self.value(self.op.args)))
+        if self.layout.channels_last:
+            follows = any(self._channels_last_tensor(t, len(shape)) for t in operands)
+        else:
+            follows = _first_order_channels_last(operands, tuple(shape))
+        return channels_last_strides(shape) if follows else contiguous_strides(shape)
+
+    def reduced_strides(self, shape, kept: tuple[int, ...]) -> tuple[int, ...] | None:
+        """A reduction's layout where its input decides it: with the layout
+        decision on, channels-last when `kept`, the strides of the input's
+        dimensions that the result keeps (one per result dimension), order
+        them as channels-last does, so that the kernel stores along the
+        dimension it loads along (the sum across SKNet's branches, stacked
+        from NHWC maps, was written NCHW at a stride of H x W); else None (as
+        for any loop node). Eager lays such a sum out contiguous."""
+        shape = tuple(int(s) for s in shape)
         if not self.layout.channels_last or len(shape) not in (4, 5) or self.op is None:
-            return contiguous_strides(shape)
+            return None
         if any(id(r) in self.returned for r in self.op.results):
-            return contiguous_strides(shape)
-        if any(self._channels_last_tensor(t, len(shape)) for t in _tensors(self.value(self.op.args))):
-            return channels_last_strides(shape)
-        return contiguous_strides(shape)
+            return None
+        return channels_last_strides(shape) if in_channels_last_order(shape, kept) else None
 
     @staticmethod
     def _channels_last_tensor(t: LTensor, rank: int) -> bool:
@@ -368,6 +394,8 @@ class Lowering:
         target = op.target
         if target in STORAGE_VIEWS and args and isinstance(args[0], LTensor):
             args = [self._in_eager_layout(args[0])] + list(args[1:])
+        if target == CLONE and kwargs.get("memory_format") == Enum("contiguous_format"):
+            return self._contiguous(args[0])
         if target in VIEWS:
             views = VIEWS[target](*args, **kwargs)
             if isinstance(views, tuple) and len(views) != len(op.results):
@@ -382,6 +410,18 @@ class Lowering:
         if target in NODE_RULES:
             return NODE_RULES[target](self, op, *args, **kwargs)
         return None
+
+    def _contiguous(self, t: LTensor) -> LTensor:
+        """`clone(memory_format=contiguous_format)` (what `.contiguous()`
+        captures as): a view, as any clone, where eager's result is
+        contiguous already; else a contiguous copy (of a channels-last map
+        that a pool laid out as its input)."""
+        strides = view_strides(t)
+        if strides is not None and all(
+            st == want for st, want, n in zip(strides, contiguous_strides(t.shape), t.shape) if n != 1
+        ):
+            return t
+        return self.copy(t, contiguous_strides(t.shape))
 
     def _pointwise(self, op: GraphOp, args, kwargs) -> LTensor:
         spec = POINTWISE[op.target]
@@ -434,6 +474,21 @@ def _dense(shape, strides) -> bool:
             return False
         expected *= s
     return True
+
+
+def _first_order_channels_last(operands, shape: tuple) -> bool:
+    """Whether the first of `operands` that spans the result's dimensions
+    (of its rank, broadcast along none: a concatenation's parts count) with
+    strides that order them (not a gather) orders them as channels-last
+    does."""
+    for t in operands:
+        if len(t.shape) != len(shape) or any(n == 1 < m for n, m in zip(t.shape, shape)):
+            continue
+        strides = view_strides(t)
+        if strides is None or 0 in (st for st, n in zip(strides, shape) if n != 1):
+            continue
+        return in_channels_last_order(shape, strides)
+    return False
 
 
 def _tensors(args):

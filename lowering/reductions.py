@@ -13,7 +13,7 @@ from __future__ import annotations
 import sympy
 
 from .body import BodyBuilder, compute_dtype
-from .tensors import LTensor, NotLowerable, norm_dim
+from .tensors import LTensor, NotLowerable, norm_dim, view_strides
 
 
 def _dims(x: LTensor, dim) -> list[int]:
@@ -50,7 +50,11 @@ def reduction(ctx, x: LTensor, dims, keepdim, out_dtype, kind, acc=None, pre=Non
     if post:
         r = post(b, r)
     b.store(b.cast(r, out_dtype))
-    return ctx.loop("reduction", out_shape, out_dtype, b, red)
+    strides = view_strides(x)
+    if strides is not None:
+        kept = [0 if d in dims else st for d, st in enumerate(strides) if keepdim or d not in dims]
+        strides = ctx.reduced_strides(out_shape, tuple(kept))
+    return ctx.loop("reduction", out_shape, out_dtype, b, red, strides=strides)
 
 
 def _numel(x: LTensor, dims) -> int:

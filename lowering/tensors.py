@@ -344,6 +344,7 @@ def unbind(x: LTensor, dim: int = 0) -> tuple[LTensor, ...]:
     return tuple(select(x, dim, k) for k in range(x.shape[norm_dim(dim, len(x.shape))]))
 
 
+CLONE = "aten.clone.default"
 VIEWS: dict[str, Callable] = {
     "aten.permute.default": permute,
     "aten.expand.default": expand,
