@@ -50,6 +50,7 @@ import heldout2_zoo  # noqa: E402
 import heldout3_zoo  # noqa: E402
 import heldout4_zoo  # noqa: E402
 import heldout5_zoo  # noqa: E402
+import heldout6_zoo  # noqa: E402
 import heldout_zoo  # noqa: E402  (bench/ is on sys.path, as for common and gpu)
 import model_zoo  # noqa: E402
 from model_zoo import GROUPS, ModelSpec  # noqa: E402
@@ -71,6 +72,7 @@ ZOOS = {
     "heldout3": heldout3_zoo.suite,
     "heldout4": heldout4_zoo.suite,
     "heldout5": heldout5_zoo.suite,
+    "heldout6": heldout6_zoo.suite,
 }
 
 

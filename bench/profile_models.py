@@ -23,6 +23,7 @@ import heldout2_zoo  # noqa: E402
 import heldout3_zoo  # noqa: E402
 import heldout4_zoo  # noqa: E402
 import heldout5_zoo  # noqa: E402
+import heldout6_zoo  # noqa: E402
 import heldout_zoo  # noqa: E402
 import model_zoo  # noqa: E402
 
@@ -38,6 +39,7 @@ def _specs():
         + heldout3_zoo.suite()
         + heldout4_zoo.suite()
         + heldout5_zoo.suite()
+        + heldout6_zoo.suite()
     }
 
 

@@ -343,9 +343,9 @@ def _index(raw, n, wrap: tl.constexpr, mask, p_error, site: tl.constexpr, messag
         i = tl.where(i < 0, i + n, i)
     bad = ((i < 0) | (i >= n)) & mask
     if _INTERPRETED:
-        zero = tl.zeros(i.shape, tl.int64)
+        zero = tl.zeros(bad.shape, tl.int64)  # the mask's shape: an index of one axis may broadcast
         first = bad & (tl.load(p_error + zero) == 0)
-        tl.store(p_error + 1 + zero, raw.to(tl.int64), first)
+        tl.store(p_error + 1 + zero, raw.to(tl.int64) + zero, first)
         tl.store(p_error + 2 + zero, zero + n, first)
         tl.store(p_error + 3 + zero, zero + site, first)
         tl.store(p_error + zero, zero + 1, first)

@@ -413,13 +413,14 @@ class Lowering:
 
     def _contiguous(self, t: LTensor) -> LTensor:
         """`clone(memory_format=contiguous_format)` (what `.contiguous()`
-        captures as): a view, as any clone, where eager's result is
-        contiguous already; else a contiguous copy (of a channels-last map
-        that a pool laid out as its input)."""
-        strides = view_strides(t)
-        if strides is not None and all(
-            st == want for st, want, n in zip(strides, contiguous_strides(t.shape), t.shape) if n != 1
-        ):
+        captures as): of a buffer laid out otherwise (a pool's channels-last
+        result, as its input), a contiguous copy, as eager's; else a view, as
+        any clone (a view's readers index through it, and the program's
+        outputs are copied where eager copied: _output_buffer)."""
+        if not t.is_buffer:
+            return t
+        strides = t.buffer.type.strides
+        if all(st == want for st, want, n in zip(strides, contiguous_strides(t.shape), t.shape) if n != 1):
             return t
         return self.copy(t, contiguous_strides(t.shape))
 

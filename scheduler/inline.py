@@ -45,6 +45,7 @@ from ir_text import (
 )
 
 from .deps import returned
+from .exact_indices import fold_indirect
 from .iteration import flat_mapping
 
 _ROW_VARIABLE = re.compile(r"i\d+")
@@ -206,7 +207,8 @@ def _inline_into(node, by_id, kept, chains: _Chains):
         if op.op == "indirect":
             scope[op.result.hint] = op.attr("size")
         out.append(op)
-    return _renumber_indirect(out) if changed else node.body
+    folded = fold_indirect(out, _loop_ranges(node))
+    return _renumber_indirect(folded) if changed or folded is not out else node.body
 
 
 def _loop_ranges(node) -> dict[str, int]:
