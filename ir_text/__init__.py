@@ -12,6 +12,7 @@ from .errors import TircError, error_at, first_line, printable
 from .op_policy import check_text_ops, named_ops, op_refusal, pure_ops
 from .index import (
     eval_index,
+    index_bounds,
     FloorDiv,
     IndexStyle,
     Mod,
@@ -145,6 +146,7 @@ __all__ = [
     "eval_index",
     "index_max",
     "index_min",
+    "index_bounds",
     "index_var",
     "int_range",
     "is_float",

@@ -177,11 +177,7 @@ class Lowering:
         (and its cat keeps its inputs' memory format): a pointwise op on a
         convolution's channels-last output (oneDNN's, for an NHWC view) is then
         laid out as eager lays it out, not transposed to NCHW."""
-        if (
-            len(shape) not in (4, 5)
-            or self.op is None
-            or any(id(r) in self.returned for r in self.op.results)
-        ):
+        if not self._may_follow(shape):
             return contiguous_strides(shape)
         operands = list(_tensors(self.value(self.op.args)))
         if self.layout.channels_last:
@@ -199,11 +195,16 @@ class Lowering:
         from NHWC maps, was written NCHW at a stride of H x W); else None (as
         for any loop node). Eager lays such a sum out contiguous."""
         shape = tuple(int(s) for s in shape)
-        if not self.layout.channels_last or len(shape) not in (4, 5) or self.op is None:
-            return None
-        if any(id(r) in self.returned for r in self.op.results):
+        if not (self.layout.channels_last and self._may_follow(shape)):
             return None
         return channels_last_strides(shape) if in_channels_last_order(shape, kept) else None
+
+    def _may_follow(self, shape) -> bool:
+        """Whether the op being lowered may lay its result out other than
+        contiguous: a 4-D or 5-D result that the program does not return."""
+        if len(shape) not in (4, 5) or self.op is None:
+            return False
+        return not any(id(r) in self.returned for r in self.op.results)
 
     @staticmethod
     def _channels_last_tensor(t: LTensor, rank: int) -> bool:
@@ -395,7 +396,7 @@ class Lowering:
         if target in STORAGE_VIEWS and args and isinstance(args[0], LTensor):
             args = [self._in_eager_layout(args[0])] + list(args[1:])
         if target == CLONE and kwargs.get("memory_format") == Enum("contiguous_format"):
-            return self._contiguous(args[0])
+            return self._contiguous_clone(args[0])
         if target in VIEWS:
             views = VIEWS[target](*args, **kwargs)
             if isinstance(views, tuple) and len(views) != len(op.results):
@@ -411,16 +412,13 @@ class Lowering:
             return NODE_RULES[target](self, op, *args, **kwargs)
         return None
 
-    def _contiguous(self, t: LTensor) -> LTensor:
+    def _contiguous_clone(self, t: LTensor) -> LTensor:
         """`clone(memory_format=contiguous_format)` (what `.contiguous()`
         captures as): of a buffer laid out otherwise (a pool's channels-last
         result, as its input), a contiguous copy, as eager's; else a view, as
         any clone (a view's readers index through it, and the program's
         outputs are copied where eager copied: _output_buffer)."""
-        if not t.is_buffer:
-            return t
-        strides = t.buffer.type.strides
-        if all(st == want for st, want, n in zip(strides, contiguous_strides(t.shape), t.shape) if n != 1):
+        if not t.is_buffer or _contiguous(t.shape, t.buffer.type.strides):
             return t
         return self.copy(t, contiguous_strides(t.shape))
 

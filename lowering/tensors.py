@@ -360,7 +360,7 @@ VIEWS: dict[str, Callable] = {
     "aten._unsafe_view.default": reshape,
     "aten.as_strided.default": as_strided,
     "aten.alias.default": alias,
-    "aten.clone.default": alias,
+    CLONE: alias,
     "aten.lift_fresh_copy.default": alias,
     "aten.detach.default": alias,
     "aten.t.default": lambda x: permute(x, list(reversed(range(len(x.shape))))),

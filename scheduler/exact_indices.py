@@ -23,20 +23,13 @@ from fractions import Fraction
 
 import sympy
 
-from ir_text import BodyOp, FloorDiv, index_var
+from ir_text import INT_DTYPES, BodyOp, FloorDiv, index_bounds, index_var
 
 from .iteration import affine_strides
 
-# Integers a float dtype holds exactly: its mantissa's bits, the implicit one included.
+# Integers a float dtype holds exactly: its mantissa's bits, the implicit one
+# included (torch.finfo's nmant + 1; the scheduler does not import torch).
 _MANTISSA = {"f64": 53, "f32": 24, "bf16": 8, "f16": 11}
-# The values each integer dtype holds (a conversion of a value outside wraps).
-_INTEGERS = {
-    "i64": (-(2**63), 2**63),
-    "i32": (-(2**31), 2**31),
-    "i16": (-(2**15), 2**15),
-    "i8": (-128, 128),
-    "u8": (0, 256),
-}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,16 +53,11 @@ class _Exact:
         )
 
 
-def _affine(expr, scope: dict[str, int]) -> _Exact | None:
-    """An integer affine expression of the loop variables, with its bounds."""
-    strides = affine_strides(expr)
-    if strides is None or any(v not in scope for v in strides):
+def _indexed(expr, scope: dict[str, int]) -> _Exact | None:
+    """An integer expression of the loop variables, with its bounds."""
+    if any(v.name not in scope for v in expr.free_symbols):
         return None
-    low = high = int(expr.subs({index_var(v): 0 for v in strides}))
-    for v, c in strides.items():
-        span = c * (scope[v] - 1)
-        low, high = low + min(0, span), high + max(0, span)
-    return _Exact(expr, 1, low, high)
+    return _Exact(expr, 1, *index_bounds(expr, scope))
 
 
 def fold_indirect(body: list[BodyOp], scope: dict[str, int]) -> list[BodyOp]:
@@ -110,8 +98,8 @@ def fold_indirect(body: list[BodyOp], scope: dict[str, int]) -> list[BodyOp]:
 
 def _evaluate(op: BodyOp, exact: dict[int, _Exact], scope) -> _Exact | None:
     dtype = op.result.type
-    if op.op == "index" and dtype in _INTEGERS:
-        value = _affine(sympy.sympify(op.attr("index")), scope)
+    if op.op == "index" and dtype in INT_DTYPES:
+        value = _indexed(sympy.sympify(op.attr("index")), scope)
         return None if value is None else _checked(value, dtype)
     if op.op == "constant":
         value = op.attr("value")
@@ -127,7 +115,7 @@ def _evaluate(op: BodyOp, exact: dict[int, _Exact], scope) -> _Exact | None:
         return None
     if op.op == "to_dtype":
         (a,) = args
-        if dtype not in _INTEGERS:
+        if dtype not in INT_DTYPES:
             return _checked(a, dtype)
         if a.low < 0:
             return None  # conversion truncates toward zero: the floor only of a value never negative
@@ -176,13 +164,13 @@ def _reduced(value: _Exact) -> _Exact:
 def _checked(value: _Exact, dtype: str) -> _Exact | None:
     """The value if `dtype` holds each of its values exactly: an integer
     within an integer dtype's range, a numerator within a float dtype's
-    mantissa."""
-    largest = max(abs(value.low), abs(value.high))
-    if dtype in _INTEGERS:
-        least, bound = _INTEGERS[dtype]
+    mantissa (its bits, the implicit one included)."""
+    if dtype in INT_DTYPES:
+        bits = int(dtype[1:])
+        least, bound = (0, 2**bits) if dtype.startswith("u") else (-(2 ** (bits - 1)), 2 ** (bits - 1))
         return value if value.denominator == 1 and least <= value.low and value.high < bound else None
     bits = _MANTISSA.get(dtype)
-    return value if bits is not None and largest < 2**bits else None
+    return value if bits is not None and max(abs(value.low), abs(value.high)) < 2**bits else None
 
 
 def _live(body: list[BodyOp]) -> list[BodyOp]:
