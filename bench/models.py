@@ -51,6 +51,7 @@ import heldout3_zoo  # noqa: E402
 import heldout4_zoo  # noqa: E402
 import heldout5_zoo  # noqa: E402
 import heldout6_zoo  # noqa: E402
+import heldout7_zoo  # noqa: E402
 import heldout_zoo  # noqa: E402  (bench/ is on sys.path, as for common and gpu)
 import model_zoo  # noqa: E402
 from model_zoo import GROUPS, ModelSpec  # noqa: E402
@@ -73,6 +74,7 @@ ZOOS = {
     "heldout4": heldout4_zoo.suite,
     "heldout5": heldout5_zoo.suite,
     "heldout6": heldout6_zoo.suite,
+    "heldout7": heldout7_zoo.suite,
 }
 
 

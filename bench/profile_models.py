@@ -24,6 +24,7 @@ import heldout3_zoo  # noqa: E402
 import heldout4_zoo  # noqa: E402
 import heldout5_zoo  # noqa: E402
 import heldout6_zoo  # noqa: E402
+import heldout7_zoo  # noqa: E402
 import heldout_zoo  # noqa: E402
 import model_zoo  # noqa: E402
 
@@ -40,6 +41,7 @@ def _specs():
         + heldout4_zoo.suite()
         + heldout5_zoo.suite()
         + heldout6_zoo.suite()
+        + heldout7_zoo.suite()
     }
 
 

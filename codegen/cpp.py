@@ -17,6 +17,7 @@ computed in float32 (the lowering inserts the casts).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from math import prod
 
 from .cpp_build import UNIT_BREAK
@@ -36,6 +37,7 @@ from .cpp_rows import rows_body
 from .kernel_comments import kernel_comment
 from .kernel_plan import KernelPlan, Load, Scan, Store, index_symbols, uses
 from .loop_order import storage_order
+from .plan_pieces import in_pieces
 
 __all__ = ["PRELUDE", "SUPPORTED_OPS", "render_kernel", "render_source"]
 
@@ -52,6 +54,10 @@ def render_source(plans: list[KernelPlan]) -> str:
 
 
 def render_kernel(plan: KernelPlan, linkage: str = 'extern "C"') -> str:
+    if not plan.nests:
+        # A concatenation in pieces runs them as loop nests (plan_pieces.py).
+        pieces = in_pieces(plan, "cpp").pieces
+        plan = replace(plan, nests=pieces) if pieces else plan
     if plan.nests:
         return _render_nests(plan)
     lines = _signature(plan, linkage)

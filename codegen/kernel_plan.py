@@ -133,6 +133,9 @@ class KernelPlan:
     # (Loc or None, ATen op or None) of each node, in node order: the
     # source lines of the comment above the kernel (kernel_comments.py).
     sources: tuple = ()
+    # A concatenation run in pieces (plan_pieces.py): pointwise plans over
+    # sub-boxes of the ranges, run in order in place of the kernel's steps.
+    pieces: tuple = ()
 
     @property
     def statements(self) -> tuple:

@@ -33,6 +33,8 @@ def split_ranges(plan: KernelPlan) -> KernelPlan:
     split plan splits to itself)."""
     if plan.nests:
         return replace(plan, nests=tuple(split_ranges(nest) for nest in plan.nests))
+    if plan.pieces:
+        return replace(plan, pieces=tuple(split_ranges(piece) for piece in plan.pieces))
     if any(isinstance(s, Scan) for s in plan.statements):
         return plan
     plan = _simplified(plan)

@@ -51,6 +51,7 @@ from ir_text import index_var
 
 from . import triton_configs, triton_online, triton_split, triton_tiling
 from .kernel_plan import KernelPlan, Load, Loop, Scan
+from .plan_pieces import in_pieces
 from .plan_ranges import split_ranges
 from .triton_body import (
     SUPPORTED_OPS,
@@ -85,9 +86,18 @@ _CUMULATIVE = {"sum": "tl.cumsum", "prod": "tl.cumprod"}
 _CARRY = {"sum": "{carry} + {scan}", "prod": "{carry} * {scan}"}
 
 
+def _prepared(plan: KernelPlan) -> KernelPlan:
+    """The plan as the kernel renders it: in pieces (plan_pieces.py) where
+    it runs in pieces, each variable divided by every index split."""
+    return split_ranges(in_pieces(plan, "triton"))
+
+
 def render_kernel(plan: KernelPlan) -> str:
-    """The plan's Triton source: one kernel, or two for a split reduction."""
-    plan = split_ranges(plan)
+    """The plan's Triton source: one kernel, two for a split reduction, one
+    per piece for a concatenation in pieces."""
+    plan = _prepared(plan)
+    if plan.pieces:
+        return "\n\n\n".join(render_kernel(piece) for piece in plan.pieces)
     config = _launch_config(plan)
     if config.kind == "split":
         return triton_split.render(plan, config)
@@ -200,7 +210,7 @@ def launch_config(plan: KernelPlan) -> LaunchConfig:
     """The kernel's kind and configs: the heuristic's list, or the one config
     its `triton_config` attribute pins (which may turn a persistent
     reduction into a looped one, or back, by its RBLOCK)."""
-    return _launch_config(split_ranges(plan))
+    return _launch_config(_prepared(plan))
 
 
 def _launch_config(plan: KernelPlan) -> LaunchConfig:
@@ -228,11 +238,16 @@ def _launch_config(plan: KernelPlan) -> LaunchConfig:
 def candidate_configs(plan: KernelPlan) -> LaunchConfig:
     """The heuristic's kind and configs: the first is its choice, the rest
     the alternatives the tuner times (triton_tune.py)."""
-    return _candidate_configs(split_ranges(plan))
+    return _candidate_configs(_prepared(plan))
 
 
 def _candidate_configs(plan: KernelPlan) -> LaunchConfig:
     """candidate_configs of a plan already split (plan_ranges.py)."""
+    if plan.pieces:
+        # One launch per piece, each with its heuristic's config: nothing to time.
+        return triton_configs.LaunchConfig(
+            "pieces", prod(plan.ranges), None, (triton_configs.Config(0, None, 0, 0),)
+        )
     scan = _scan_statement(plan)
     if plan.loops:
         xnumel, rnumel = prod(plan.ranges), prod(plan.reduction)
@@ -298,7 +313,18 @@ def launch_call(plan: KernelPlan, args: list[str], device: str) -> list[str]:
     its `triton_config` pins (chosen by timing on the GPU at compile time,
     triton_tune.py), else the heuristic's. A split reduction allocates its
     workspace of partials on `device` and launches two kernels."""
-    plan = split_ranges(plan)
+    plan = _prepared(plan)
+    if plan.pieces:
+        # `args` end with the error slot where the kernel checks indices:
+        # a piece that reads through none takes no slot.
+        checked = checks_indices(plan)
+        return [
+            line
+            for piece in plan.pieces
+            for line in launch_call(
+                piece, args if checks_indices(piece) or not checked else args[:-1], device
+            )
+        ]
     config = _launch_config(plan)
     if config.kind == "split":
         return triton_split.launch_lines(plan, config, args, device)
@@ -309,8 +335,12 @@ def launch_call(plan: KernelPlan, args: list[str], device: str) -> list[str]:
 
 def launch_spec(plan: KernelPlan):
     """(config, size arguments, grid) of the kernel's launch as launch_call
-    writes it; None for a split reduction (two launches and a workspace)."""
-    config = _launch_config(split_ranges(plan))
+    writes it; None for a split reduction (two launches and a workspace) or
+    a concatenation in pieces (a launch per piece)."""
+    plan = _prepared(plan)
+    if plan.pieces:
+        return None
+    config = _launch_config(plan)
     if config.kind == "split":
         return None
     chosen, extents, grid = _launch_of(config)

@@ -83,6 +83,44 @@ def decide_layout(module: Module, mode: str, device: str, backend_gains: bool) -
     return LayoutPlan(True, f"{len(convs)} convolution(s), faster channels-last ({shares} of the flops)")
 
 
+def convolved_inputs(module: Module) -> frozenset[int]:
+    """The ids of the inputs, of a convolution's rank, from which a
+    convolution's data is computed. With the decision on, the loop nodes
+    computed from one are laid out channels-last, as from a channels-last
+    tensor: the program converts at its edge, where it first reads the
+    input, and not where the stream meets a convolution. A residual stream
+    whose first ops are not a convolution (PoolFormer's: norm, pool, add)
+    otherwise stays NCHW until its first residual add with a channels-last
+    branch, and every kernel that mixes the two reads one of them across
+    the channels (PoolFormer's statistics took 4x Inductor's time)."""
+    made_by = {id(r): op for op in module.graph for r in op.results}
+    ranks = {_rank(op) for op in module.graph if op.target == CONVOLUTION}
+    pending = [
+        op.args[0] for op in module.graph if op.target == CONVOLUTION and isinstance(op.args[0], Value)
+    ]
+    seen: set[int] = set()
+    while pending:
+        v = pending.pop()
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        op = made_by.get(id(v))
+        if op is not None:
+            pending.extend(_values(op.args))
+    return frozenset(
+        id(i.value) for i in module.inputs if id(i.value) in seen and len(i.value.type.shape) in ranks
+    )
+
+
+def _values(args):
+    """The Values among (nested) arguments."""
+    for a in args:
+        if isinstance(a, Value):
+            yield a
+        elif isinstance(a, (tuple, list)):
+            yield from _values(a)
+
+
 def _cpu_decision(convs: list) -> LayoutPlan:
     """oneDNN runs most convolutions faster in NHWC, and Inductor's CPU
     backend always takes it; but with tirc's C++ kernels over the maps,

@@ -41,6 +41,7 @@ from .layout import (
     KEEP,
     LayoutPlan,
     channels_last_strides,
+    convolved_inputs,
     decide_layout,
     in_channels_last_order,
     is_channels_last,
@@ -146,6 +147,7 @@ class Lowering:
         self.nodes: list = []
         self.env: dict[int, object] = {id(i.value): of_buffer(i.value) for i in module.inputs}
         self.inputs = frozenset(id(i.value) for i in module.inputs)
+        self.convolved_inputs = convolved_inputs(module) if layout.channels_last else frozenset()
         self.op: GraphOp | None = None  # the op being lowered, for origins and locations
 
     # ---- emitting nodes
@@ -206,14 +208,20 @@ class Lowering:
             return False
         return not any(id(r) in self.returned for r in self.op.results)
 
-    @staticmethod
-    def _channels_last_tensor(t: LTensor, rank: int) -> bool:
+    def _channels_last_tensor(self, t: LTensor, rank: int) -> bool:
         """A channels-last buffer of that rank, seen whole or through a
         strided view that keeps the channels-last order (a channel slice,
-        as `chunk` makes: eager's result follows it too). A reshape of one,
+        as `chunk` makes: eager's result follows it too), or a whole input
+        that a convolution reads (`convolved_inputs`). A reshape of one,
         such as group norm's [N, G, C/G, HW], leads nowhere: its groups are
         not the innermost dimension."""
         b = t.buffer.type
+        if (
+            id(t.buffer) in self.convolved_inputs
+            and tuple(t.shape) == tuple(b.shape)
+            and len(b.shape) == rank
+        ):
+            return True
         if len(b.shape) != rank or len(t.shape) != rank or not is_channels_last(b.shape, b.strides):
             return False
         if tuple(t.shape) == tuple(b.shape):

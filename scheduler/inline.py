@@ -49,6 +49,7 @@ from .exact_indices import fold_indirect
 from .iteration import flat_mapping
 
 _ROW_VARIABLE = re.compile(r"i\d+")
+CAT = "aten.cat.default"
 # A consumer that reads a producer this many times fewer than the producer
 # has elements recomputes it whatever its size (_inlinable).
 FEW_READS = 4
@@ -56,7 +57,8 @@ FEW_READS = 4
 # from memory rather than recomputed by each reader.
 MAX_INLINED_OPS = 30
 # The most ops a reader's body may grow to by inlining (reads at several
-# indices, as pooling does, copy the producer once per index).
+# indices, as pooling does, copy the producer once per index); a
+# concatenation's, per part (each piece of it computes one part).
 MAX_BODY_OPS = 400
 # The most buffers a recomputed producer that other nodes also read may
 # read, through the producers it recomputes in turn (Inductor's
@@ -85,18 +87,22 @@ def inline_pointwise(module: Module) -> Module:
     return dataclasses.replace(module, nodes=nodes)
 
 
-def _inlinable(producer, kept: set[int], few: bool) -> bool:
+def _inlinable(producer, kept: set[int], few: bool, part: bool = False) -> bool:
     """Whether a read of `producer` may recompute it. A consumer that reads
     it FEW_READS times fewer than it has elements (a variance's center,
     the first element of each row: lowering/reductions.py) recomputes any
     pointwise producer, returned or large: the cost is a fraction of the
     producer's, and the read would otherwise keep the producer out of the
-    consumer's kernel (it reads another element than the one it fuses)."""
+    consumer's kernel (it reads another element than the one it fuses).
+    A concatenation computes a `part` of any size once per element, as the
+    part's own kernel would (PSPNet's upsampled maps: the corner gathers of
+    a bilinear interpolation, 31 ops each, were written out and read back)."""
     if producer is None or producer.kind != "pointwise":
         return False
     if not non_overlapping(producer.result.type.shape, producer.result.type.strides):
         return False
-    return few or (id(producer.result) not in kept and len(producer.body) <= MAX_INLINED_OPS)
+    small = part or len(producer.body) <= MAX_INLINED_OPS
+    return few or (id(producer.result) not in kept and small)
 
 
 class _Chains:
@@ -133,18 +139,31 @@ class _Chains:
         return self.memo[key]
 
 
-def _reads(node, index) -> int:
-    """How many times `node` reads at `index`: once per output element where
-    the index holds only i-variables (an r-variable, or an indirect index
-    computed per element, makes it once per iteration)."""
+def _reads(node, index, producer) -> int:
+    """How many times `node` reads `producer` at `index`: once per output
+    element where the index holds only i-variables (an r-variable, or an
+    indirect index computed per element, makes it once per iteration); a
+    concatenation reads each element of a part once, as codegen runs a
+    large one in pieces (codegen/plan_pieces.py), each computing its part
+    only."""
     per_output = all(_ROW_VARIABLE.fullmatch(str(v)) for v in sympy.sympify(index).free_symbols)
+    if per_output and _part_of(node, producer):
+        return producer.result.type.numel
     return math.prod(node.ranges) * (1 if per_output else math.prod(node.reduction_ranges))
+
+
+def _part_of(node, producer) -> bool:
+    """Whether `producer` is shaped as a part of the concatenation `node`:
+    as its result but along one dimension."""
+    if node.origin != CAT or producer.kind != "pointwise" or len(producer.ranges) != len(node.ranges):
+        return False
+    return sum(a != b for a, b in zip(producer.ranges, node.ranges)) <= 1
 
 
 def _few_reads(node, index, producer) -> bool:
     """Whether `node` reads `producer` at `index` FEW_READS times fewer than
     the producer has elements."""
-    return _reads(node, index) * FEW_READS <= producer.result.type.numel
+    return _reads(node, index, producer) * FEW_READS <= producer.result.type.numel
 
 
 def _repeated_gather(node, index, producer) -> bool:
@@ -159,7 +178,7 @@ def _repeated_gather(node, index, producer) -> bool:
     kernel took 3.2 ms, 1.7 ms reading both from memory)."""
     if not any(op.op == "indirect" or _decodes(op) for op in producer.body):
         return False
-    return _reads(node, index) >= FEW_READS * producer.result.type.numel
+    return _reads(node, index, producer) >= FEW_READS * producer.result.type.numel
 
 
 def _decodes(op) -> bool:
@@ -176,6 +195,7 @@ def _inline_into(node, by_id, kept, chains: _Chains):
     replaced: dict[int, tuple[Value, Value]] = {}
     scope = _loop_ranges(node)
     changed = False
+    parts = 1 + sum(op.op == "where" for op in node.body) if node.origin == CAT else 1
 
     def resolve(v: Value) -> Value:
         while id(v) in replaced and replaced[id(v)][0] is v:
@@ -193,11 +213,11 @@ def _inline_into(node, by_id, kept, chains: _Chains):
         few = producer is not None and _few_reads(node, op.attr("index"), producer)
         if (
             producer is not None
-            and _inlinable(producer, kept, few)
+            and _inlinable(producer, kept, few, _part_of(node, producer))
             and (few or not chains.shared_and_wide(producer))
             and not _repeated_gather(node, op.attr("index"), producer)
             and not _aligned(producer, node, op.attr("index"))
-            and len(out) + len(pending) + len(producer.body) <= MAX_BODY_OPS
+            and len(out) + len(pending) + len(producer.body) <= MAX_BODY_OPS * parts
         ):
             ops, value = _splice(producer, op.attr("index"), scope, len(out) + len(pending))
             replaced[id(op.result)] = (op.result, value)

@@ -90,8 +90,15 @@ def kernel_space(nodes: list, names) -> KernelSpace:
     while pending:
         # Place next a node related to a placed one, so that it can take the
         # arrangement its neighbours imply (a transposed read, a reduction
-        # over a leading dimension); otherwise the row-major one.
-        node = next((n for n in pending if _related(n, nodes, space)), pending[0])
+        # over a leading dimension); otherwise the row-major one. A producer
+        # or reader of a placed node goes before a node that only shares a
+        # source with one: a shared source may be read at another element
+        # (a variance's center, the row's first element), which implies no
+        # arrangement, and a node placed by it would misplace its readers.
+        node = next(
+            (n for n in pending if _linked(n, nodes, space)),
+            next((n for n in pending if _related(n, nodes, space)), pending[0]),
+        )
         pending.remove(node)
         flat = levels[id(node)]
         options = [Place(flat.level, m) for m in _aligned_mappings(node, nodes, space, flat.level)] + [flat]
@@ -103,6 +110,19 @@ def kernel_space(nodes: list, names) -> KernelSpace:
 def _related(node, nodes, space: KernelSpace) -> bool:
     placed = [m for m in nodes if id(m) in space.places]
     return any(_accesses(node, m) for m in placed)
+
+
+def _linked(node, nodes, space: KernelSpace) -> bool:
+    """Whether the node reads a placed node's result, or a placed node reads its."""
+    placed = {id(m.result) for m in nodes if id(m) in space.places}
+    if any(op.op == "load" and id(op.operands[0]) in placed for op in node.body):
+        return True
+    return any(
+        op.op == "load" and op.operands[0] is node.result
+        for m in nodes
+        if id(m) in space.places
+        for op in m.body
+    )
 
 
 @functools.lru_cache(maxsize=65536)
