@@ -129,3 +129,21 @@ def test_an_index_checked_in_one_piece_only(small_pieces):
     bad = fresh[:1] + [torch.full((11,), 99)] + fresh[2:]
     with pytest.raises(Exception, match="index"):
         program(*bad)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cat_of_library_results_and_computed_parts(backend, small_pieces):
+    """Res2Net's concatenation of convolutions' outputs (extern calls,
+    which the inliner never recomputes) beside a computed part."""
+    w = torch.randn(4, 5, 3, 3) * 0.3
+
+    def fn(x):
+        a = F.conv2d(x, w, padding=1)
+        return torch.cat([a, torch.relu(x * 2.0 - 0.5), F.conv2d(x, w[:2], padding=1)], 1)
+
+    def make():
+        return [torch.randn(2, 5, 9, 11)]
+
+    program = tirc.compile(fn, make(), backend=backend)
+    fresh = make()
+    torch.testing.assert_close(program(*fresh), fn(*fresh), rtol=1e-4, atol=1e-4)
