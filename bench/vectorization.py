@@ -23,6 +23,10 @@ _PACKED = re.compile(
     r"%[yz]mm|\s(v?(add|sub|mul|div|max|min|sqrt)p[sdh]|vfn?m(add|sub)\w*p[sdh]|v?p(add|sub|mul)\w+)\s|mem(cpy|set)"
 )
 _FUNCTION = re.compile(r"^([A-Za-z_][\w.]*):$")
+_KERNEL = re.compile(r"k\d+")
+# A function's use of another: a call, a tail jump, or its address taken
+# (OpenMP's outlined bodies are passed to GOMP_parallel).
+_CALL = re.compile(r"\s(?:call|jmp)\s+([A-Za-z_][\w.]*)|\slea[lq]?\s+([A-Za-z_][\w.]*)\(%rip\)")
 
 # A loop counts as vectorized when g++ vectorized it, or replaced it whole
 # by a library call (a copy or a fill becomes memcpy/memset).
@@ -66,33 +70,58 @@ def report(source: str) -> Report:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "kernels.cpp"
         path.write_text(source)
-        report_flags = ["-fopt-info-vec-optimized", "-fopt-info-loop-optimized"]
+        # No identical-code folding: g++ folds a kernel's pieces into an
+        # identical kernel's before vectorizing, and reports only those.
+        report_flags = ["-fopt-info-vec-optimized", "-fopt-info-loop-optimized", "-fno-ipa-icf"]
         args = [*report_flags, str(path), "-o", str(Path(tmp) / "k.so")]
         result = subprocess.run(command(compiler(), args), capture_output=True, text=True)
         asm = Path(tmp) / "k.s"
         subprocess.run(
-            command(compiler(), ["-S", str(path), "-o", str(asm)]), capture_output=True, check=True
+            command(compiler(), ["-S", "-fno-ipa-icf", str(path), "-o", str(asm)]),
+            capture_output=True,
+            check=True,
         )
         packed = _packed_kernels(asm.read_text())
     hits = [int(m.group(1)) for m in map(_VECTORIZED.match, result.stderr.splitlines()) if m]
     loops = _simd_loops(lines)
     missed = tuple(
         f"{kernel}: {lines[first].strip()}"
-        + ("" if kernel in packed else " (no vector code in its assembly)")
+        + ("" if _root(kernel) in packed else " (no vector code in its assembly)")
         for first, last, kernel in loops
-        if not any(first <= hit <= last for hit in hits) or kernel not in packed
+        if not any(first <= hit <= last for hit in hits) or _root(kernel) not in packed
     )
     return Report(len(loops), len(loops) - len(missed), missed)
 
 
+def _root(kernel: str) -> str:
+    """The kernel a function belongs to: `k5` for its OpenMP bodies
+    (`k5._omp_fn.0`), loop nests and pieces (`k5_4_p0`), which g++ may
+    inline into it."""
+    match = _KERNEL.match(kernel)
+    return match.group(0) if match else kernel
+
+
 def _packed_kernels(asm: str) -> set[str]:
-    """The kernels (`k3`, with its OpenMP bodies `k3._omp_fn.0`) whose
-    assembly holds vector code."""
-    out, function = set(), None
+    """The kernels whose assembly holds vector code, their own or in a
+    function they call (g++ folds identical functions into one: the pieces
+    of two identical kernels share one body)."""
+    own, calls, function = set(), {}, None
     for line in asm.splitlines():
         label = _FUNCTION.match(line)
         if label:
-            function = label.group(1).split(".")[0]
+            function = label.group(1)
+            calls.setdefault(function, set())
         elif function and _PACKED.search(line + " "):
-            out.add(function)
-    return out
+            own.add(function)
+        elif function and (call := _CALL.search(line)):
+            # g++'s `k13.localalias` is k13 itself
+            calls[function].add((call.group(1) or call.group(2)).removesuffix(".localalias"))
+    vector = set(own)
+    changed = True
+    while changed:
+        changed = False
+        for name, callees in calls.items():
+            if name not in vector and callees & vector:
+                vector.add(name)
+                changed = True
+    return {_root(name) for name in vector}

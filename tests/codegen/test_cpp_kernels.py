@@ -457,7 +457,22 @@ def _focal_terms(logits, draw):
     return loss.sum() / targets.sum().clamp(min=1)
 
 
+def _hierarchical_fusion(d1, d2, d3, d4, d5, x, mean, var, weight):
+    """ESPNet's module tail: the dilated branches' running sums concatenated,
+    the input added, batch norm and PReLU. Run whole, g++ sank each part's
+    load under its select and left the loop scalar (it reported nothing
+    wrong); in pieces (codegen/plan_pieces.py) each part's loop vectorizes."""
+    fused = [d2, d2 + d3, d2 + d3 + d4, d2 + d3 + d4 + d5]
+    y = x + torch.cat([d1, *fused], 1)
+    y = F.batch_norm(y, mean, var.abs() + 0.5, weight, mean * 0.5, training=False, eps=1e-3)
+    return F.prelu(y, weight * 0.1)
+
+
 VECTOR_CASES = {name: (fn, [(4, 40, 16, 32)]) for name, fn in VECTOR_MATH.items()}
+VECTOR_CASES["hierarchical_fusion"] = (
+    _hierarchical_fusion,
+    [(2, 28, 16, 32), *[(2, 25, 16, 32)] * 4, (2, 128, 16, 32), (128,), (128,), (128,)],
+)
 VECTOR_CASES["channel_shuffle"] = (_channel_shuffle, [(4, 40, 16, 32), (4, 40, 16, 32), (40,), (40,)])
 VECTOR_CASES["mask_as_float"] = (lambda x: x * (x > 0.3).double().to(x.dtype) + (x < 0).float(), [(37, 129)])
 VECTOR_CASES["focal_terms"] = (_focal_terms, [(3, 1000, 37), (3, 1000, 37)])
