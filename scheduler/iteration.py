@@ -87,6 +87,7 @@ def kernel_space(nodes: list, names) -> KernelSpace:
         if n.kind in ("reduction", "scan"):
             space.places[id(n)] = levels[id(n)]
     pending = [n for n in nodes if n.kind not in ("reduction", "scan")]
+    links = _Links(nodes, [n for n in nodes if id(n) in space.places])
     while pending:
         # Place next a node related to a placed one, so that it can take the
         # arrangement its neighbours imply (a transposed read, a reduction
@@ -96,13 +97,14 @@ def kernel_space(nodes: list, names) -> KernelSpace:
         # (a variance's center, the row's first element), which implies no
         # arrangement, and a node placed by it would misplace its readers.
         node = next(
-            (n for n in pending if _linked(n, nodes, space)),
+            (n for n in pending if links.linked(n)),
             next((n for n in pending if _related(n, nodes, space)), pending[0]),
         )
         pending.remove(node)
         flat = levels[id(node)]
         options = [Place(flat.level, m) for m in _aligned_mappings(node, nodes, space, flat.level)] + [flat]
         space.places[id(node)] = next((p for p in options if _fits(node, p, nodes, space, names)), flat)
+        links.place(node)
     _check_reads(nodes, space, names)
     return space
 
@@ -112,17 +114,22 @@ def _related(node, nodes, space: KernelSpace) -> bool:
     return any(_accesses(node, m) for m in placed)
 
 
-def _linked(node, nodes, space: KernelSpace) -> bool:
-    """Whether the node reads a placed node's result, or a placed node reads its."""
-    placed = {id(m.result) for m in nodes if id(m) in space.places}
-    if any(op.op == "load" and id(op.operands[0]) in placed for op in node.body):
-        return True
-    return any(
-        op.op == "load" and op.operands[0] is node.result
-        for m in nodes
-        if id(m) in space.places
-        for op in m.body
-    )
+class _Links:
+    """Which nodes read a placed node's result, or have theirs read by one."""
+
+    def __init__(self, nodes: list, placed: list):
+        self.loads = {id(n): {id(op.operands[0]) for op in n.body if op.op == "load"} for n in nodes}
+        self.results: set[int] = set()  # of the placed nodes
+        self.read: set[int] = set()  # by the placed nodes
+        for node in placed:
+            self.place(node)
+
+    def place(self, node) -> None:
+        self.results.add(id(node.result))
+        self.read |= self.loads[id(node)]
+
+    def linked(self, node) -> bool:
+        return bool(self.loads[id(node)] & self.results) or id(node.result) in self.read
 
 
 @functools.lru_cache(maxsize=65536)
